@@ -1,0 +1,78 @@
+// Transpose benchmarks: every variant and the two baselines (cudaMemcpy device-to-device and
+// cublas<S|D>geam) in one process. Names: transpose/<variant>/<type>/<rows>x<cols>.
+// GB/s counts the minimum traffic: every element read once and written once.
+#include <benchmark/benchmark.h>
+#include <cublas_v2.h>
+
+#include <transpose/transpose.cuh>
+
+#include <string>
+#include <vector>
+
+#include "bench_util.hpp"
+#include "device_buffer.hpp"
+#include "random.hpp"
+
+namespace tr = smem::transpose;
+using smem::test::DeviceBuffer;
+
+namespace {
+
+template <class T>
+constexpr const char* type_name() { return sizeof(T) == 4 ? "float" : "double"; }
+
+// cuBLAS handle shared by the geam baselines, created on first use.
+cublasHandle_t cublas() {
+  static cublasHandle_t h = [] {
+    cublasHandle_t x;
+    if (cublasCreate(&x) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
+    return x;
+  }();
+  return h;
+}
+
+// Row-major out (cols x rows) = transpose(in (rows x cols)) is, column-major, C (rows x cols,
+// ldc = rows) = A^T with A (cols x rows, lda = cols).
+cublasStatus_t geam(int rows, int cols, const float* in, float* out) {
+  const float one = 1, zero = 0;
+  return cublasSgeam(cublas(), CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &one, in, cols, &zero, out, rows, out, rows);
+}
+cublasStatus_t geam(int rows, int cols, const double* in, double* out) {
+  const double one = 1, zero = 0;
+  return cublasDgeam(cublas(), CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &one, in, cols, &zero, out, rows, out, rows);
+}
+
+template <class T, class Launch>
+void register_one(const std::string& variant, int rows, int cols, Launch launch) {
+  const std::string name = "transpose/" + variant + "/" + type_name<T>() + "/" +
+                           std::to_string(rows) + "x" + std::to_string(cols);
+  benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+    const std::size_t n = std::size_t(rows) * cols;
+    auto g = smem::test::rng(n);
+    DeviceBuffer<T> in(smem::test::random_vector<T>(n, g)), out(n);
+    const double secs = smem::bench::time_kernel(state, [&] { return launch(in.get(), out.get()); }, true);
+    smem::bench::set_rate(state, "GB/s", 2.0 * n * sizeof(T), secs, 1e-9);
+    state.counters["bytes"] = 2.0 * n * sizeof(T);
+  })->UseManualTime()->Iterations(100)->Unit(benchmark::kMicrosecond);
+}
+
+template <class T>
+void register_shape(int rows, int cols) {
+  register_one<T>("memcpy", rows, cols, [=](const T* in, T* out) {
+    return cudaMemcpyAsync(out, in, std::size_t(rows) * cols * sizeof(T), cudaMemcpyDeviceToDevice);
+  });
+  register_one<T>("cublas_geam", rows, cols, [=](const T* in, T* out) {
+    return geam(rows, cols, in, out) == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
+  });
+  for (auto v : tr::kAllVariants)
+    register_one<T>(tr::name(v), rows, cols, [=](const T* in, T* out) { return tr::run(v, rows, cols, in, out); });
+}
+
+const bool registered = [] {
+  for (auto [r, c] : std::vector<std::pair<int, int>>{{1024, 1024}, {4096, 4096}, {8192, 8192}, {16384, 4096}})
+    register_shape<float>(r, c);
+  register_shape<double>(8192, 8192);
+  return true;
+}();
+
+}  // namespace

@@ -1,0 +1,76 @@
+// Benchmarks only: recipes never include common/.
+#pragma once
+#include <benchmark/benchmark.h>
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "cuda_check.hpp"
+#include "device_buffer.hpp"
+
+namespace smem::bench {
+
+/// Evicts the L2 cache by writing a buffer twice its size. Runs on the stream before the timed
+/// region, so a memory-bound kernel reads from DRAM, not from what the previous iteration left.
+class L2Flush {
+ public:
+  L2Flush() {
+    int dev = 0, l2 = 0;
+    SMEM_CUDA_CHECK(cudaGetDevice(&dev));
+    SMEM_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    buf_ = test::DeviceBuffer<unsigned char>(2 * std::size_t(l2));
+  }
+  void run(cudaStream_t s) { SMEM_CUDA_CHECK(cudaMemsetAsync(buf_.get(), flip_ ^= 1, buf_.bytes(), s)); }
+
+ private:
+  test::DeviceBuffer<unsigned char> buf_;
+  int flip_ = 0;
+};
+
+/// Times `launch()` (which must return cudaError_t) with CUDA events, one launch per benchmark
+/// iteration, after one untimed warm-up launch; sets the manual iteration time. With `flush`
+/// set, the L2 cache is evicted before every timed launch. Returns the total timed seconds.
+/// A failed launch ends the benchmark with an error instead of a time.
+template <class Launch>
+double time_kernel(benchmark::State& state, Launch&& launch, bool flush, cudaStream_t s = nullptr) {
+  L2Flush* l2 = nullptr;
+  static L2Flush* shared = nullptr;  // one flush buffer per process
+  if (flush) l2 = shared ? shared : (shared = new L2Flush());
+  cudaEvent_t start, stop;
+  SMEM_CUDA_CHECK(cudaEventCreate(&start));
+  SMEM_CUDA_CHECK(cudaEventCreate(&stop));
+  double total = 0;
+  cudaError_t err = launch();
+  if (err == cudaSuccess) err = cudaStreamSynchronize(s);
+  for (auto _ : state) {
+    if (err != cudaSuccess) break;
+    if (l2) l2->run(s);
+    SMEM_CUDA_CHECK(cudaEventRecord(start, s));
+    err = launch();
+    SMEM_CUDA_CHECK(cudaEventRecord(stop, s));
+    SMEM_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    SMEM_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    state.SetIterationTime(ms * 1e-3);
+    total += ms * 1e-3;
+  }
+  if (err == cudaSuccess) err = cudaGetLastError();
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  if (err != cudaSuccess) state.SkipWithError((std::string("CUDA: ") + cudaGetErrorString(err)).c_str());
+  return total;
+}
+
+/// Sets the rate counter `name` to `amount_per_iteration * iterations / seconds * scale`
+/// (e.g. "GB/s" with scale 1e-9). A plain value, so it is the same whatever Google Benchmark
+/// takes as the time base, and its median across repetitions is the median rate.
+inline void set_rate(benchmark::State& state, const char* name, double amount_per_iteration,
+                     double seconds, double scale) {
+  if (seconds > 0)
+    state.counters[name] = amount_per_iteration * double(state.iterations()) / seconds * scale;
+}
+
+/// Adds the device context (GPU name, SMs, clocks, driver, CUDA version, commit) to the JSON.
+void add_device_context();
+
+}  // namespace smem::bench

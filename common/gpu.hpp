@@ -1,0 +1,22 @@
+// Tests and benchmarks only: recipes never include common/.
+#pragma once
+#include <cuda_runtime.h>
+
+namespace smem::test {
+
+/// True when a CUDA device is present and usable.
+inline bool gpu_available() {
+  static const bool ok = [] {
+    int n = 0;
+    const bool has = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+    cudaGetLastError();  // clear the error a machine without a driver leaves behind
+    return has;
+  }();
+  return ok;
+}
+
+/// The line a GPU test binary prints when it has no device; CTest's SKIP_REGULAR_EXPRESSION
+/// turns it into "Skipped".
+inline constexpr const char* kNoGpuMarker = "SMEM_NO_CUDA_DEVICE: GPU tests skipped";
+
+}  // namespace smem::test

@@ -1,0 +1,41 @@
+/// \file transpose_00_copy.cuh
+/// \brief Step 0, the roof: a plain copy with the transpose's tiling and the same block shape.
+///
+/// Every read and every write is coalesced, so this is the bandwidth a transpose can at best
+/// reach with this tiling. The benchmark also measures `cudaMemcpy` device-to-device, the roof
+/// for any kernel.
+#pragma once
+#include <cuda_runtime.h>
+
+#include "transpose_args.cuh"
+
+namespace smem::transpose {
+
+/// Tile edge and block shape of the classic steps: a 32 x 32 tile, 32 x 8 threads, so each
+/// thread moves 4 elements of its tile column.
+inline constexpr int kTile = 32;
+inline constexpr int kBlockRows = 8;
+
+//! [copy kernel]
+/// out = in (rows x cols), one 32 x 32 tile per block.
+template <class T>
+__global__ void copy_kernel(int rows, int cols, const T* __restrict__ in, T* __restrict__ out) {
+  const int tiles_c = (cols + kTile - 1) / kTile;
+  const int r0 = blockIdx.x / tiles_c * kTile, c0 = blockIdx.x % tiles_c * kTile;
+  const int c = c0 + threadIdx.x;
+  for (int j = threadIdx.y; j < kTile; j += kBlockRows) {
+    const int r = r0 + j;
+    if (r < rows && c < cols) out[std::size_t(r) * cols + c] = in[std::size_t(r) * cols + c];
+  }
+}
+//! [copy kernel]
+
+/// Copies in (rows x cols) to out with copy_kernel. Not a transpose: the roof of the ladder.
+template <class T>
+cudaError_t copy(int rows, int cols, const T* in, T* out, cudaStream_t stream = nullptr) {
+  if (Args a = check_args(rows, cols, in, out); a != Args::launch) return args_error(a);
+  copy_kernel<T><<<tile_count(rows, cols, kTile), dim3(kTile, kBlockRows), 0, stream>>>(rows, cols, in, out);
+  return cudaGetLastError();
+}
+
+}  // namespace smem::transpose

@@ -1,0 +1,188 @@
+// Transpose: every variant on odd shapes, float and double, bit-exact; bad arguments; the bank
+// model on the kernels' own shared-memory index functions.
+#include <doctest/doctest.h>
+
+#include <transpose/transpose.cuh>
+
+#include <cstring>
+#include <vector>
+
+#include "bank_model.hpp"
+#include "compare.hpp"
+#include "device_buffer.hpp"
+#include "random.hpp"
+
+namespace tr = smem::transpose;
+using smem::bank::wavefronts_of;
+using smem::test::DeviceBuffer;
+
+namespace {
+
+struct Shape {
+  int rows, cols;
+};
+constexpr Shape kShapes[] = {{1, 1},       {1, 37},      {37, 1},      {31, 97},
+                             {1000, 1},    {1023, 1025}, {4096, 4096}, {8192, 2048}};
+
+template <class T>
+std::vector<T> host_transpose(const std::vector<T>& in, int rows, int cols) {
+  std::vector<T> out(in.size());
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) out[std::size_t(c) * rows + r] = in[std::size_t(r) * cols + c];
+  return out;
+}
+
+// Runs variant v on a fresh random rows x cols matrix (in starts `offset` elements into its
+// buffer) with a NaN-poisoned output, and checks the output bit for bit.
+template <class T>
+void check_variant(tr::Variant v, int rows, int cols, int offset = 0) {
+  CAPTURE(tr::name(v));
+  CAPTURE(rows);
+  CAPTURE(cols);
+  CAPTURE(offset);
+  const std::size_t n = std::size_t(rows) * cols;
+  auto g = smem::test::rng(n * 131 + offset);
+  const auto h_in = smem::test::random_vector<T>(n, g);
+  DeviceBuffer<T> in(n + offset), out(n + offset);
+  SMEM_CUDA_CHECK(cudaMemcpy(in.get() + offset, h_in.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  out.poison();
+  REQUIRE(tr::run(v, rows, cols, in.get() + offset, out.get() + offset) == cudaSuccess);
+  SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<T> got(n);
+  SMEM_CUDA_CHECK(cudaMemcpy(got.data(), out.get() + offset, n * sizeof(T), cudaMemcpyDeviceToHost));
+  const auto expect = tr::transposes(v) ? host_transpose(h_in, rows, cols) : h_in;
+  CHECK(smem::test::first_bit_mismatch(got, expect) == -1);
+}
+
+}  // namespace
+
+TEST_SUITE("gpu") {
+  TEST_CASE_TEMPLATE("every variant, every shape, bit-exact", T, float, double) {
+    for (auto s : kShapes)
+      for (auto v : tr::kAllVariants) check_variant<T>(v, s.rows, s.cols);
+  }
+
+  TEST_CASE_TEMPLATE("vectorized step: scalar path on misaligned pointers", T, float, double) {
+    check_variant<T>(tr::Variant::vectorized, 64, 128, 1);
+    check_variant<T>(tr::Variant::vectorized, 300, 44, 3);
+  }
+
+  TEST_CASE("bad arguments leave the output untouched and no error behind") {
+    const int rows = 33, cols = 65;
+    DeviceBuffer<float> in(rows * cols), out(rows * cols);
+    out.poison(0x5A);
+    for (auto v : tr::kAllVariants) {
+      CAPTURE(tr::name(v));
+      CHECK(tr::run(v, -1, cols, in.get(), out.get()) == cudaErrorInvalidValue);
+      CHECK(tr::run(v, rows, -1, in.get(), out.get()) == cudaErrorInvalidValue);
+      CHECK(tr::run<float>(v, rows, cols, nullptr, out.get()) == cudaErrorInvalidValue);
+      CHECK(tr::run<float>(v, rows, cols, in.get(), nullptr) == cudaErrorInvalidValue);
+      CHECK(tr::run(v, rows, cols, out.get(), out.get()) == cudaErrorInvalidValue);
+      CHECK(tr::run(v, rows, cols, out.get() + 7, out.get()) == cudaErrorInvalidValue);
+      CHECK(tr::run(v, 0, cols, in.get(), out.get()) == cudaSuccess);
+      CHECK(tr::run(v, rows, 0, in.get(), out.get()) == cudaSuccess);
+    }
+    SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(cudaGetLastError() == cudaSuccess);
+    const auto got = out.download();
+    std::vector<unsigned char> bytes(got.size() * sizeof(float));
+    std::memcpy(bytes.data(), got.data(), bytes.size());
+    for (auto b : bytes) REQUIRE(b == 0x5A);
+  }
+}
+
+TEST_SUITE("host") {
+  // Host pointers: a launch attempt would fail with a device error, not cudaErrorInvalidValue,
+  // so these prove the launcher rejected the arguments before any CUDA call.
+  TEST_CASE_TEMPLATE("bad arguments are rejected before any CUDA call", T, float, double) {
+    std::vector<T> buf(2 * 64 * 64, T(7));
+    T* a = buf.data();
+    T* b = buf.data() + 64 * 64;
+    for (auto v : tr::kAllVariants) {
+      CAPTURE(tr::name(v));
+      CHECK(tr::run<T>(v, -1, 4, a, b) == cudaErrorInvalidValue);
+      CHECK(tr::run<T>(v, 4, -5, a, b) == cudaErrorInvalidValue);
+      CHECK(tr::run<T>(v, 4, 4, nullptr, b) == cudaErrorInvalidValue);
+      CHECK(tr::run<T>(v, 4, 4, a, nullptr) == cudaErrorInvalidValue);
+      CHECK(tr::run<T>(v, 64, 64, a, a) == cudaErrorInvalidValue);           // in place
+      CHECK(tr::run<T>(v, 64, 64, a + 1, a) == cudaErrorInvalidValue);       // overlap
+      CHECK(tr::run<T>(v, 64, 64, b - 1, a) == cudaErrorInvalidValue);       // overlap by one
+      CHECK(tr::run<T>(v, 0, 4, nullptr, nullptr) == cudaSuccess);          // empty: no-op
+      CHECK(tr::run<T>(v, 4, 0, a, b) == cudaSuccess);
+    }
+    for (auto x : buf) REQUIRE(x == T(7));
+    // Adjacent but not overlapping is valid (checked at the contract level: no launch here).
+    CHECK(tr::check_args<T>(64, 64, a, b) == tr::Args::launch);
+  }
+
+  // The bank model evaluated on the index functions the kernels use. Lane l of the first warp
+  // is thread (threadIdx.x = l, threadIdx.y = 0).
+  template <class Layout, class T>
+  int column_read(int j) {  // tile[Layout::offset(tx, j)] in tile_kernel's store loop
+    return wavefronts_of([&](int l) { return Layout::offset(l, j) * sizeof(T); }, sizeof(T));
+  }
+  template <class Layout, class T>
+  int row_write(int j) {  // tile[Layout::offset(j, tx)] in tile_kernel's load loop
+    return wavefronts_of([&](int l) { return Layout::offset(j, l) * sizeof(T); }, sizeof(T));
+  }
+
+  TEST_CASE_TEMPLATE("32x32 tile: column read 32-way; 32x33 and swizzled conflict-free", T, float, double) {
+    const int ideal = smem::bank::ideal_wavefronts(sizeof(T));
+    for (int j = 0; j < tr::kTile; ++j) {
+      CAPTURE(j);
+      CHECK(column_read<tr::UnpaddedLayout, T>(j) == 32);
+      CHECK(column_read<tr::PaddedLayout, T>(j) == ideal);
+      CHECK(column_read<tr::SwizzledLayout, T>(j) == ideal);
+      CHECK(row_write<tr::UnpaddedLayout, T>(j) == ideal);
+      CHECK(row_write<tr::PaddedLayout, T>(j) == ideal);
+      CHECK(row_write<tr::SwizzledLayout, T>(j) == ideal);
+    }
+  }
+
+  // vectorized_kernel: thread id handles block (a, b) = (id / C, id % C) in the load loop and
+  // chunk (r, c) = (id / C, id % C) in the store loop. Every warp of the block, every j.
+  template <class T, int V>
+  void check_vectorized_layout() {
+    constexpr int Tile = tr::kVecTile<T>, C = Tile / V, W = V * sizeof(T);
+    auto at = [](int r, int c) { return tr::vec_tile_offset<T, V, Tile>(r, c) * int(sizeof(T)); };
+    for (int warp_first = 0; warp_first < C * C; warp_first += 32) {
+      for (int j = 0; j < V; ++j) {  // the transposed stores after the register transpose
+        CAPTURE(warp_first);
+        CAPTURE(j);
+        CHECK(wavefronts_of([&](int l) { int id = warp_first + l; return at(id % C * V + j, id / C); }, W) ==
+              smem::bank::ideal_wavefronts(W));
+      }
+    }
+    for (int warp_first = 0; warp_first < C * Tile; warp_first += 32) {  // the read-back
+      CAPTURE(warp_first);
+      CHECK(wavefronts_of([&](int l) { int id = warp_first + l; return at(id / C, id % C); }, W) ==
+            smem::bank::ideal_wavefronts(W));
+    }
+  }
+
+  TEST_CASE("vectorized tile: swizzled 16-byte chunks are conflict-free, scalar fallback too") {
+    check_vectorized_layout<float, 4>();
+    check_vectorized_layout<double, 2>();
+    check_vectorized_layout<float, 1>();
+    check_vectorized_layout<double, 1>();
+  }
+
+  TEST_CASE("vectorized tile without the swizzle would conflict") {
+    // The same store pattern with a plain row-major chunk layout: 8 lanes of a phase write chunk
+    // a of rows 4b + j, b = 0..7, all 256 bytes apart -- one bank group, 8-way.
+    constexpr int Tile = tr::kVecTile<float>, C = Tile / 4;
+    CHECK(wavefronts_of([&](int l) { return ((l % C * 4) * Tile + l / C * 4) * 4; }, 16) == 32);
+  }
+
+  TEST_CASE("vector width: 16-byte path only when sizes and pointers allow it") {
+    alignas(16) static float f[64];
+    CHECK(tr::vector_width<float>(64, 64, f, f + 16) == 4);
+    CHECK(tr::vector_width<float>(64, 62, f, f + 16) == 1);
+    CHECK(tr::vector_width<float>(66, 64, f, f + 16) == 1);
+    CHECK(tr::vector_width<float>(64, 64, f + 1, f + 16) == 1);
+    alignas(16) static double d[64];
+    CHECK(tr::vector_width<double>(2, 6, d, d + 2) == 2);
+    CHECK(tr::vector_width<double>(2, 6, d, d + 1) == 1);
+    CHECK(tr::vector_width<double>(3, 6, d, d) == 1);
+  }
+}
