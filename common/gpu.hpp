@@ -2,6 +2,8 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+
 namespace smem::test {
 
 /// True when a CUDA device is present and usable.
@@ -13,6 +15,13 @@ inline bool gpu_available() {
     return has;
   }();
   return ok;
+}
+
+/// True when SMEM_SMALL is set (./cookbook sanitize sets it): GPU tests then skip their large
+/// shapes, which under compute-sanitizer would take minutes, and keep every small and odd one.
+inline bool small_shapes_only() {
+  const char* s = std::getenv("SMEM_SMALL");
+  return s != nullptr && *s != '\0' && *s != '0';
 }
 
 /// The line a GPU test binary prints when it has no device; CTest's SKIP_REGULAR_EXPRESSION
