@@ -5,30 +5,11 @@ ratio to the family's baseline measured in the same run.
 Names are <family>/<variant>/<shape...>; the baseline of a shape is the variant named in
 BASELINES for the family (the first one present). The ratio is baseline time / variant time,
 so 1.00 means as fast as the baseline and higher is faster."""
-import json
+import os
 import sys
-from collections import OrderedDict
 
-BASELINES = {
-    "transpose": ["memcpy"],
-    "reduction": ["cub"],
-    "gemm": ["cublas"],
-}
-RATES = ("TFLOP/s", "GB/s")
-
-
-def load(path):
-    with open(path) as f:
-        data = json.load(f)
-    rows = OrderedDict()  # (family, shape) -> {variant: bench}
-    for b in data["benchmarks"]:
-        if b.get("aggregate_name", "median") != "median" or b.get("error_occurred"):
-            continue
-        name = b.get("run_name", b["name"]).split("/manual_time")[0]
-        parts = name.split("/")
-        family, variant, shape = parts[0], parts[1], "/".join(parts[2:])
-        rows.setdefault((family, shape), OrderedDict())[variant] = b
-    return data.get("context", {}), rows
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchjson import BASELINES, RATES, load  # noqa: E402
 
 
 def main(path):
