@@ -71,4 +71,45 @@ inline cudaError_t finish_without_launch(Args a, int M, int N, float beta, float
   return cudaGetLastError();
 }
 
+
+/// Largest grid y (and z) extent: the steps put the row tiles of C in gridDim.y (column tiles in
+/// gridDim.x, which allows 2^31 - 1), so a launcher rejects an M with more than this many row tiles.
+inline constexpr unsigned kMaxGridY = 65535u;
+
+/// Number of `tile`-sized tiles covering `n`.
+constexpr unsigned tiles(int n, int tile) { return unsigned((n + tile - 1) / tile); }
+
+/// The C update of every step's epilogue: `alpha * acc + beta * c`, and with beta == 0 C is not
+/// read (a NaN in C does not leak into the result).
+__device__ __forceinline__ void update_c(float* c, float acc, float alpha, float beta) {
+  *c = beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
+}
+
+/// What the bench reports about a step's kernel: registers per thread, static and dynamic shared
+/// memory per block, threads per block, and resident blocks per SM as the occupancy calculator
+/// gives them.
+struct KernelAttributes {
+  int registers = 0;
+  int static_smem = 0;
+  int dynamic_smem = 0;
+  int threads = 0;
+  int blocks_per_sm = 0;
+};
+
+/// Fills `out` for `kernel` launched with `threads` threads and `dynamic_smem` bytes of dynamic
+/// shared memory (the kernel must already be allowed that much, see cudaFuncSetAttribute).
+template <class... P>
+cudaError_t kernel_attributes(void (*kernel)(P...), int threads, int dynamic_smem,
+                              KernelAttributes* out) {
+  cudaFuncAttributes fa{};
+  if (cudaError_t e = cudaFuncGetAttributes(&fa, kernel); e != cudaSuccess) return e;
+  int blocks = 0;
+  if (cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads,
+                                                                    std::size_t(dynamic_smem));
+      e != cudaSuccess)
+    return e;
+  *out = {fa.numRegs, int(fa.sharedSizeBytes), dynamic_smem, threads, blocks};
+  return cudaSuccess;
+}
+
 }  // namespace smem::gemm

@@ -1,0 +1,99 @@
+// SGEMM benchmarks: every variant and the cuBLAS fp32 baseline in one process.
+// Names: gemm/<variant>/<M>x<N>x<K>. TFLOP/s counts 2 M N K flops. Each step's counters also
+// record its kernel's registers, static and dynamic shared memory per block, threads per block
+// and blocks per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor).
+#include <benchmark/benchmark.h>
+#include <cublas_v2.h>
+
+#include <gemm/gemm.cuh>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench_util.hpp"
+#include "device_buffer.hpp"
+#include "random.hpp"
+
+namespace gm = smem::gemm;
+using smem::test::DeviceBuffer;
+
+namespace {
+
+struct Shape {
+  int M, N, K;
+};
+constexpr Shape kShapes[] = {{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096},
+                             {8192, 8192, 8192}, {4096, 4096, 1024}, {1000, 1000, 1000}};
+
+cublasHandle_t cublas() {
+  static cublasHandle_t h = [] {
+    cublasHandle_t x;
+    if (cublasCreate(&x) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
+    // Default math mode: no TF32 (that needs CUBLAS_TF32_TENSOR_OP_MATH); the compute type
+    // below is CUBLAS_COMPUTE_32F as well, so the baseline is true fp32.
+    if (cublasSetMathMode(x, CUBLAS_DEFAULT_MATH) != CUBLAS_STATUS_SUCCESS)
+      throw std::runtime_error("cublasSetMathMode failed");
+    return x;
+  }();
+  return h;
+}
+
+// Row-major C = alpha A B + beta C in true fp32 (CUBLAS_COMPUTE_32F): column-major C^T = B^T A^T.
+cudaError_t cublas_sgemm(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                         float beta, float* C, int ldc) {
+  const cublasStatus_t s = cublasGemmEx(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, CUDA_R_32F, ldb,
+                                        A, CUDA_R_32F, lda, &beta, C, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F,
+                                        CUBLAS_GEMM_DEFAULT);
+  return s == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
+}
+
+// Fixed iteration counts, fewer for the big shapes, so the whole suite stays short.
+int iterations(Shape s) {
+  const double flops = 2.0 * s.M * s.N * s.K;
+  return flops > 1e12 ? 3 : flops > 1e11 ? 5 : flops > 1e10 ? 10 : 20;
+}
+
+template <class Launch>
+void register_one(const std::string& variant, Shape s, Launch launch, const gm::KernelAttributes* at) {
+  const std::string name = "gemm/" + variant + "/" + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" +
+                           std::to_string(s.K);
+  const gm::KernelAttributes attr = at ? *at : gm::KernelAttributes{};
+  const bool has_attr = at != nullptr;
+  benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+    auto g = smem::test::rng(std::uint64_t(s.M) * 31 + s.K);
+    DeviceBuffer<float> A(smem::test::random_vector<float>(std::size_t(s.M) * s.K, g));
+    DeviceBuffer<float> B(smem::test::random_vector<float>(std::size_t(s.K) * s.N, g));
+    DeviceBuffer<float> C(smem::test::random_vector<float>(std::size_t(s.M) * s.N, g));
+    const double secs = smem::bench::time_kernel(
+        state, [&] { return launch(A.get(), B.get(), C.get()); }, true);
+    smem::bench::set_rate(state, "TFLOP/s", 2.0 * s.M * s.N * s.K, secs, 1e-12);
+    if (has_attr) {
+      state.counters["registers"] = attr.registers;
+      state.counters["smem_static_bytes"] = attr.static_smem;
+      state.counters["smem_dynamic_bytes"] = attr.dynamic_smem;
+      state.counters["threads_per_block"] = attr.threads;
+      state.counters["blocks_per_sm"] = attr.blocks_per_sm;
+    }
+  })->UseManualTime()->Iterations(iterations(s))->Unit(benchmark::kMillisecond);
+}
+
+const bool registered = [] {
+  for (auto s : kShapes) {
+    register_one("cublas", s, [=](const float* A, const float* B, float* C) {
+      return cublas_sgemm(s.M, s.N, s.K, 1.0f, A, s.K, B, s.N, 0.0f, C, s.N);
+    }, nullptr);
+    for (auto v : gm::kAllVariants) {
+      if (v == gm::Variant::naive && s.M >= 8192) continue;  // minutes per run: skipped
+      if (!gm::supports(v, s.K)) continue;                    // e.g. the full-K strip beyond its K limit
+      gm::KernelAttributes at;
+      const bool ok = gm::attributes(v, s.K, &at) == cudaSuccess;
+      register_one(gm::name(v), s, [=](const float* A, const float* B, float* C) {
+        return gm::run(v, s.M, s.N, s.K, 1.0f, A, s.K, B, s.N, 0.0f, C, s.N);
+      }, ok ? &at : nullptr);
+    }
+  }
+  return true;
+}();
+
+}  // namespace

@@ -1,0 +1,30 @@
+/// \file sgemm_05_padded.cuh
+/// \brief Step 5, padded 32 x 33 tiles: step 4's 32 x 32 kernel with one unused word per row.
+///
+/// Padding is the standard cure for column accesses to a shared tile (see the transpose page).
+/// Here there is nothing to cure: the bank model gives `As[ty][k]` (a broadcast) and `Bs[k][tx]`
+/// (32 consecutive words) one wavefront each with or without the pad (the host tests check both
+/// layouts). What the pad does change is alignment: with 33-word rows, the four words
+/// As[ty][k..k+3] are no longer 16-byte aligned, so the compiler can no longer fetch the A row with
+/// one 128-bit `LDS.128` per four k and issues four 32-bit `LDS` instead, and every B access needs
+/// its own address arithmetic. More shared-memory instructions for the same FMAs: the padded step
+/// is measured slower, not faster (see the page).
+#pragma once
+#include <cuda_runtime.h>
+
+#include "sgemm_04_tiled.cuh"
+
+namespace smem::gemm {
+
+/// C = alpha * A * B + beta * C, row-major, 32 x 33 padded tiles.
+inline cudaError_t sgemm_tiled_32_padded(int M, int N, int K, float alpha, const float* A, int lda,
+                                         const float* B, int ldb, float beta, float* C, int ldc,
+                                         cudaStream_t stream = nullptr) {
+  return sgemm_tiled_t<32, 1>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+}
+
+inline cudaError_t sgemm_tiled_32_padded_attributes(int /*K*/, KernelAttributes* out) {
+  return kernel_attributes(sgemm_tiled_kernel<32, 1>, 32 * 32, 0, out);
+}
+
+}  // namespace smem::gemm
