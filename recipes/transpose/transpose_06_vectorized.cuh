@@ -9,6 +9,9 @@
 ///   doubles) as V vectors of V elements from V consecutive rows, transposes it in registers,
 ///   and stores V vectors to shared memory already transposed. The read-back and the global
 ///   store are 16-byte vectors too. A quarter of the load/store instructions of step 5.
+/// - Block order: consecutive blocks take consecutive tiles down a tile column (steps 0-5 go
+///   along a tile row). Scattered 256-byte writes cost more DRAM bandwidth than scattered reads;
+///   this order makes the writes of the blocks running together adjacent.
 /// - The tile holds 16-byte chunks, placed by an XOR swizzle on the chunk index:
 ///   chunk c of transposed row r goes to c ^ ((r / V) mod S), S = 128 / 16 = 8 chunks per
 ///   128 bytes. The 8 lanes of each phase of a 16-byte store then hit 8 different chunks of a
@@ -57,8 +60,10 @@ __global__ void __launch_bounds__(kVecThreads)
   using Vec = Chunk<T, V>;
   __shared__ Vec tile[Tile * C];  // tile[r][c]: row r of the TRANSPOSED tile
   T* s = reinterpret_cast<T*>(tile);
-  const int tiles_c = (cols + Tile - 1) / Tile;
-  const int r0 = blockIdx.x / tiles_c * Tile, c0 = blockIdx.x % tiles_c * Tile;
+  // Consecutive blocks walk DOWN a column of tiles: the blocks resident together then write
+  // adjacent 256-byte pieces of the same rows of `out` and scatter their reads instead.
+  const int tiles_r = (rows + Tile - 1) / Tile;
+  const int r0 = blockIdx.x % tiles_r * Tile, c0 = blockIdx.x / tiles_r * Tile;
 
   // Load V x V blocks: block (a, b) covers in rows r0 + a*V .. +V-1, cols c0 + b*V .. +V-1.
   // Consecutive lanes take consecutive b: each warp load is 32 contiguous chunks of a row.

@@ -33,8 +33,8 @@ constexpr cudaError_t args_error(Args a) {
 }
 
 /// Number of tile x tile tiles covering a rows x cols matrix. The steps launch a 1D grid of one
-/// block per tile (block b covers tile row b / tiles_c, tile column b % tiles_c), so no grid
-/// dimension limit applies to either matrix dimension.
+/// block per tile (steps 0-5: block b covers tile row b / tiles_c, tile column b % tiles_c; step 6
+/// orders them down tile columns), so no grid dimension limit applies to either matrix dimension.
 constexpr long long tile_count(int rows, int cols, int tile) {
   return (long long)((rows + tile - 1) / tile) * ((cols + tile - 1) / tile);
 }

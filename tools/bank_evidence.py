@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Measures shared-memory bank behaviour with Nsight Compute and writes results/<gpu>/banks.json.
+
+For every benchmark of the chosen shape of each family (baselines excluded), profiles the first
+kernel the benchmark launches (its warm-up launch) and records the shared-memory load and store
+instructions, wavefronts and bank conflicts. wavefronts / instruction is what the bank model
+(common/bank_model.hpp) predicts per warp request; tests/bank_evidence_test.cpp compares the two.
+
+Usage: tools/bank_evidence.py <build dir> <out json> [family=shape-regex ...]
+"""
+import csv
+import io
+import json
+import re
+import subprocess
+import sys
+
+METRICS = {
+    "ld_instructions": "smsp__inst_executed_op_shared_ld.sum",
+    "st_instructions": "smsp__inst_executed_op_shared_st.sum",
+    "ld_wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "st_wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "ld_bank_conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "st_bank_conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+}
+BASELINES = {"memcpy", "cublas_geam", "cub", "cublas"}
+DEFAULT_SHAPES = {
+    "transpose": r"/(float|double)/4096x4096$",
+    "reduction": r"/float/16777216$",
+    "gemm": r"/1024x1024x1024$",
+}
+
+
+def profile(binary, bench):
+    cmd = ["ncu", "--clock-control", "none", "--csv", "--launch-count", "1",
+           "--metrics", ",".join(METRICS.values()), binary,
+           f"--benchmark_filter=^{re.escape(bench)}$", "--benchmark_repetitions=1"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300).stdout
+    lines = [l for l in out.splitlines() if l.startswith('"')]
+    values, kernel = {}, None
+    for row in csv.DictReader(io.StringIO("\n".join(lines))):
+        kernel = row.get("Kernel Name", kernel)
+        for key, metric in METRICS.items():
+            if row.get("Metric Name") == metric:
+                values[key] = float(row["Metric Value"].replace(",", ""))
+    return kernel, values
+
+
+def main(build, out_path, *shape_args):
+    shapes = dict(DEFAULT_SHAPES)
+    shapes.update(dict(a.split("=", 1) for a in shape_args))
+    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip().splitlines()[0]
+    entries = []
+    for family, shape in shapes.items():
+        binary = f"{build}/bench/{family}_bench"
+        try:
+            listed = subprocess.run([binary, "--benchmark_list_tests"], capture_output=True,
+                                    text=True, check=True).stdout.split()
+        except (OSError, subprocess.CalledProcessError):
+            continue
+        for name in listed:
+            bench = name.split("/iterations")[0].split("/manual_time")[0]
+            variant = bench.split("/")[1]
+            if variant in BASELINES or not re.search(shape, bench):
+                continue
+            kernel, values = profile(binary, name)
+            if len(values) != len(METRICS):
+                print(f"no metrics for {bench}", file=sys.stderr)
+                continue
+            entry = {"benchmark": bench, "family": family, "variant": variant, "kernel": kernel}
+            entry.update(values)
+            for op in ("ld", "st"):
+                n = values[f"{op}_instructions"]
+                entry[f"{op}_wavefronts_per_instruction"] = values[f"{op}_wavefronts"] / n if n else 0.0
+            entries.append(entry)
+            print(f"{bench:48s} ld {entry['ld_wavefronts_per_instruction']:6.2f} "
+                  f"st {entry['st_wavefronts_per_instruction']:6.2f} wavefronts/instr")
+    with open(out_path, "w") as f:
+        json.dump({"gpu_name": gpu, "metrics": METRICS, "kernels": entries}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
