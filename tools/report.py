@@ -561,7 +561,7 @@ def plan(root, bank_tables):
             family_region(fam, all_runs.get(fam.name, []), all_runs, images))
     add("README.md", "readme results", readme_region(fams, all_runs, images))
     add("docs/mainpage.md", "recipe table", recipe_table(fams, all_runs, doxygen=True))
-    add("docs/mainpage.md", "recipe pages",
+    add("docs/recipes.md", "recipe pages",
         "\n".join(f"- \\subpage {f.anchor}" for f in fams if f.anchor) or "No recipe page yet.")
     add("docs/roofline.md", "results roofline", roofline_region(all_runs))
     add("docs/coalescing.md", "results coalescing", compare_region(all_runs, COALESCING, (

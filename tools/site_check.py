@@ -174,6 +174,7 @@ def check_render(browser, html_dir, root):
               "only the main page was rendered", file=sys.stderr)
         return problems
     page_file = f"{fam.anchor}.html"
+    print(f"site_check: rendering index.html and {page_file}")
     if not re.search(r'id="nav-tree".*?href="' + re.escape(page_file), dom, re.S):
         problems.append(f"index.html: the rendered sidebar tree does not link {page_file}")
     # Recipe page: its generated region.
@@ -213,8 +214,7 @@ def main():
             problems.append("chromium not found: run ./cookbook deps docs")
         else:
             rp = check_render(browser, a.html_dir, a.root)
-            print(f"site_check: rendered index.html and a recipe page with {os.path.basename(browser)}: "
-                  f"{len(rp)} problems")
+            print(f"site_check: rendered pages with {os.path.basename(browser)}: {len(rp)} problems")
             problems += rp
     for p in problems:
         print(f"site_check: {p}", file=sys.stderr)
