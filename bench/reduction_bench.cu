@@ -1,0 +1,96 @@
+// Reduction benchmarks: every variant and the baseline cub::DeviceReduce::Sum in one process.
+// Names: reduction/<variant>/<type>/<n>. GB/s counts the bytes read (n x sizeof(T)); the L2 is
+// flushed before every timed launch, so the input comes from DRAM. The time covers everything a
+// caller's launch puts on the stream (for steps 1-7 every pass, for step 8 the counter reset).
+// With SMEM_REDUCTION_TUNE=1 in the environment, configurations of the single-pass kernel
+// (threads per block, vectors in flight per thread, load flavour) are registered as well.
+#include <benchmark/benchmark.h>
+#include <cub/device/device_reduce.cuh>
+
+#include <reduction/reduction.cuh>
+
+#include <cstdlib>
+#include <functional>
+#include <string>
+
+#include "bench_util.hpp"
+#include "device_buffer.hpp"
+#include "random.hpp"
+
+namespace rd = smem::reduction;
+using smem::test::DeviceBuffer;
+
+namespace {
+
+template <class T>
+constexpr const char* type_name() {
+  if constexpr (std::is_same_v<T, float>) return "float";
+  else if constexpr (std::is_same_v<T, double>) return "double";
+  else if constexpr (std::is_same_v<T, int>) return "int";
+  else return "long_long";
+}
+
+// launch(temp, bytes, in, n, out): a size query when temp is null, like every launcher here.
+template <class T>
+using Launch = std::function<cudaError_t(void*, std::size_t&, const T*, long long, T*)>;
+
+template <class T>
+void register_one(const std::string& variant, long long n, Launch<T> launch) {
+  const std::string name = "reduction/" + variant + "/" + type_name<T>() + "/" + std::to_string(n);
+  benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+    auto g = smem::test::rng(std::uint64_t(n));
+    DeviceBuffer<T> in(smem::test::random_vector<T>(std::size_t(n), g)), out(1);
+    std::size_t bytes = 0;
+    if (launch(nullptr, bytes, in.get(), n, out.get()) != cudaSuccess) {
+      state.SkipWithError("size query failed");
+      return;
+    }
+    DeviceBuffer<unsigned char> temp(bytes);
+    const double secs = smem::bench::time_kernel(
+        state, [&] { return launch(temp.get(), bytes, in.get(), n, out.get()); }, true);
+    smem::bench::set_rate(state, "GB/s", double(n) * sizeof(T), secs, 1e-9);
+    state.counters["bytes"] = double(n) * sizeof(T);
+  })->UseManualTime()->Iterations(100)->Unit(benchmark::kMicrosecond);
+}
+
+template <int kThreads, int kUnroll, rd::Load kLoad>
+void register_tune(long long n) {
+  const std::string v = "tune_t" + std::to_string(kThreads) + "_u" + std::to_string(kUnroll) +
+                        (kLoad == rd::Load::ldg ? "_ldg" : "_cs");
+  register_one<float>(v, n, [](void* t, std::size_t& b, const float* in, long long m, float* out) {
+    return rd::reduce_single_pass<kThreads, kUnroll, kLoad>(t, b, in, m, out, rd::Sum{}, 0.f);
+  });
+}
+
+template <class T>
+void register_n(long long n) {
+  register_one<T>("cub", n, [](void* t, std::size_t& b, const T* in, long long m, T* out) {
+    return cub::DeviceReduce::Sum(t, b, in, out, m);
+  });
+  for (auto v : rd::kAllVariants)
+    register_one<T>(rd::name(v), n, [v](void* t, std::size_t& b, const T* in, long long m, T* out) {
+      return rd::run(v, t, b, in, m, out, rd::Sum{}, T(0));
+    });
+}
+
+const bool registered = [] {
+  for (int e : {16, 20, 24, 28}) register_n<float>(1LL << e);
+  register_n<int>(1LL << 28);
+  if (const char* t = std::getenv("SMEM_REDUCTION_TUNE"); t && *t == '1') {
+    for (int e : {20, 24, 28}) {
+      const long long n = 1LL << e;
+      register_tune<256, 2, rd::Load::ldg>(n);
+      register_tune<256, 4, rd::Load::ldg>(n);
+      register_tune<256, 8, rd::Load::ldg>(n);
+      register_tune<512, 4, rd::Load::ldg>(n);
+      register_tune<128, 8, rd::Load::ldg>(n);
+      register_tune<1024, 2, rd::Load::ldg>(n);
+      register_tune<256, 4, rd::Load::streaming>(n);
+      register_tune<256, 8, rd::Load::streaming>(n);
+      register_tune<512, 4, rd::Load::streaming>(n);
+    }
+  }
+  return true;
+}();
+
+}  // namespace

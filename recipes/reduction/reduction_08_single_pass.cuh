@@ -1,0 +1,95 @@
+/// \file reduction_08_single_pass.cuh
+/// \brief Step 8, single pass: the last block to finish reduces the partials.
+///
+/// What changes from step 7: one kernel instead of two. Every block reduces its share exactly as
+/// in step 7 and stores its partial; then thread 0 makes the store visible device-wide
+/// (`__threadfence()`) and takes a ticket from a counter in the workspace (`atomicAdd` on an
+/// unsigned int: the only atomic, and not on a value). The block that draws the last ticket knows
+/// that every partial is written; it reads them (bypassing L1) and reduces them in index order,
+/// whichever block it is, so the result is the same bits every run: no floating-point atomics.
+/// It also saves the second launch and the gap between the two kernels, which matters for
+/// small inputs. The counter is zeroed by a `cudaMemsetAsync` on the same stream before the
+/// kernel (the workspace comes uninitialized from the caller); a single-block grid needs none.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "reduction_07_grid_stride.cuh"
+
+namespace smem::reduction {
+
+/// Load through L2 only (the partials were written by other SMs in this launch).
+template <class T>
+__device__ T load_cg(const T* p) {
+  if constexpr (sizeof(T) == 4 || sizeof(T) == 8) return __ldcg(p);
+  else return *static_cast<const volatile T*>(p);
+}
+
+//! [single pass]
+template <class T, class Op, int kThreads, int kUnroll, Load kLoad, class BlockReduce>
+__global__ void __launch_bounds__(kThreads, 2048 / kThreads)
+    single_pass_kernel(const T* __restrict__ in, long long n, T* out, T* partials, unsigned* counter, Op op,
+                       T identity) {
+  T v = thread_reduce<kThreads, kUnroll, kLoad>(in, n, op, identity);
+  v = BlockReduce::reduce(v, op);
+  if (counter == nullptr) {  // a single block: no partials
+    if (threadIdx.x == 0) *out = v;
+    return;
+  }
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = v;
+    __threadfence();  // the partial is visible to every block before the ticket is taken
+    last = atomicAdd(counter, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  v = identity;
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += kThreads) v = op(v, load_cg(partials + b));
+  v = BlockReduce::reduce(v, op);  // same order whichever block is last: deterministic
+  if (threadIdx.x == 0) {
+    *out = v;
+    *counter = 0;
+  }
+}
+//! [single pass]
+
+/// Workspace of steps 8 and 9: one partial per block, then the counter.
+template <class T, int kThreads = kStrideThreads>
+constexpr std::size_t single_pass_bytes(long long n) {
+  return align_up(std::size_t(stride_tiles<T, kThreads>(n)) * sizeof(T)) + kTempAlign;
+}
+
+/// The launcher of steps 8 and 9, with the block reduction as a parameter.
+template <int kThreads, int kUnroll, Load kLoad, class BlockReduce, class T, class Op>
+cudaError_t single_pass_launch(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
+                               T identity, cudaStream_t stream) {
+  cudaError_t err;
+  if (handle_args(d_temp, temp_bytes, single_pass_bytes<T, kThreads>(n), in, n, out, err)) return err;
+  constexpr auto kernel = single_pass_kernel<T, Op, kThreads, kUnroll, kLoad, BlockReduce>;
+  int resident = 0;
+  if ((err = resident_grid<kernel, kThreads>(resident)) != cudaSuccess) return err;
+  const long long tiles = stride_tiles<T, kThreads>(n);
+  const unsigned blocks = unsigned(tiles < resident ? tiles : resident);
+  T* partials = static_cast<T*>(d_temp);
+  unsigned* counter = nullptr;
+  if (blocks > 1) {
+    counter = reinterpret_cast<unsigned*>(static_cast<char*>(d_temp) +
+                                          align_up(std::size_t(stride_tiles<T, kThreads>(n)) * sizeof(T)));
+    if ((err = cudaMemsetAsync(counter, 0, sizeof(unsigned), stream)) != cudaSuccess) return err;
+  }
+  kernel<<<blocks, kThreads, 0, stream>>>(in, n, out, partials, counter, op, identity);
+  return cudaGetLastError();
+}
+
+/// *out = reduction of in[0, n) with `op`, in one kernel; see reduction_args.cuh for the contract.
+template <int kThreads = kStrideThreads, int kUnroll = kStrideUnroll, Load kLoad = Load::ldg, class T, class Op>
+cudaError_t reduce_single_pass(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
+                               T identity, cudaStream_t stream = nullptr) {
+  return single_pass_launch<kThreads, kUnroll, kLoad, ShuffleBlockReduce<kThreads>>(d_temp, temp_bytes, in, n,
+                                                                                    out, op, identity, stream);
+}
+
+}  // namespace smem::reduction

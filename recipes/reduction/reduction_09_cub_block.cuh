@@ -1,0 +1,41 @@
+/// \file reduction_09_cub_block.cuh
+/// \brief Step 9, the single-pass kernel of step 8 with `cub::BlockReduce` as the block stage.
+///
+/// What changes from step 8: the hand-written warp-shuffle block reduction is replaced by
+/// `cub::BlockReduce<T, kThreads, cub::BLOCK_REDUCE_WARP_REDUCTIONS>`, the library's version of
+/// the same algorithm (each warp reduces by shuffles, then one warp reduces the warp results),
+/// with its shared storage declared by the library. The load loop, the grid, and the last-block
+/// finish are step 8's. This shows how little of the kernel the block stage is: its speed is
+/// that of step 8, and the code a reader must maintain is shorter.
+#pragma once
+#include <cub/block/block_reduce.cuh>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "reduction_08_single_pass.cuh"
+
+namespace smem::reduction {
+
+//! [cub block reduce]
+/// The block stage of step 8 through CUB; the result is valid in thread 0.
+template <int kThreads>
+struct CubBlockReduce {
+  template <class T, class Op>
+  __device__ static T reduce(T v, Op op) {
+    using BlockReduce = cub::BlockReduce<T, kThreads, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
+    __shared__ typename BlockReduce::TempStorage storage;
+    return BlockReduce(storage).Reduce(v, op);
+  }
+};
+//! [cub block reduce]
+
+/// *out = reduction of in[0, n) with `op`, in one kernel; see reduction_args.cuh for the contract.
+template <int kThreads = kStrideThreads, int kUnroll = kStrideUnroll, Load kLoad = Load::ldg, class T, class Op>
+cudaError_t reduce_cub_block(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
+                             T identity, cudaStream_t stream = nullptr) {
+  return single_pass_launch<kThreads, kUnroll, kLoad, CubBlockReduce<kThreads>>(d_temp, temp_bytes, in, n, out,
+                                                                                op, identity, stream);
+}
+
+}  // namespace smem::reduction

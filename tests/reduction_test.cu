@@ -1,0 +1,389 @@
+// Reduction: every variant x type x n, sum and max, against a compensated float64 CPU reference
+// and cub::DeviceReduce; determinism; n = 2^31 + 3; graph capture; bad arguments; the bank
+// model on the kernels' own shared-memory index functions.
+#include <cub/device/device_reduce.cuh>
+#include <doctest/doctest.h>
+
+#include <reduction/reduction.cuh>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "bank_model.hpp"
+#include "compare.hpp"
+#include "device_buffer.hpp"
+#include "random.hpp"
+
+namespace rd = smem::reduction;
+using smem::bank::wavefronts_of;
+using smem::test::DeviceBuffer;
+
+namespace {
+
+constexpr long long kSizes[] = {0, 1, 2, 31, 32, 33, 1023, 1025, 65537, 1000003, (1LL << 24) + 1};
+
+template <class T>
+std::vector<T> make_data(std::size_t n, std::uint64_t salt) {
+  auto g = smem::test::rng(salt);
+  if constexpr (std::is_floating_point_v<T>) return smem::test::random_vector<T>(n, g);  // [-1, 1]
+  // |partial sums| <= 100 n < 2^31 for int at n <= 2^24 + 1: no overflow in any grouping.
+  else if constexpr (sizeof(T) == 4) return smem::test::random_vector<T>(n, g, T(-100), T(100));
+  else return smem::test::random_vector<T>(n, g, T(-1000000000), T(1000000000));
+}
+
+struct HostRef {
+  double sum = 0, abs_sum = 0;  // sum: Neumaier-compensated float64 (exact for integers here)
+  long long isum = 0;           // integers: the exact sum
+};
+
+template <class T>
+HostRef host_sum(const std::vector<T>& x) {
+  HostRef r;
+  double c = 0;
+  for (const T& v : x) {
+    const double d = double(v);
+    const double t = r.sum + d;
+    c += std::fabs(r.sum) >= std::fabs(d) ? (r.sum - t) + d : (d - t) + r.sum;
+    r.sum = t;
+    r.abs_sum += std::fabs(d);
+    if constexpr (std::is_integral_v<T>) r.isum += (long long)v;
+  }
+  r.sum += c;
+  return r;
+}
+
+template <class T>
+T host_max(const std::vector<T>& x) {
+  T m = rd::Max::identity<T>();
+  for (const T& v : x) m = rd::Max{}(m, v);
+  return m;
+}
+
+/// Error bound for a float sum of n terms in some tree order: depth x eps x sum|x|, with a
+/// depth bound generous for every variant here (log2 n for the trees, the grid-stride chains
+/// far below sqrt n) and small enough that a lost or doubled element of size ~1 fails.
+template <class T>
+double tolerance(long long n, double abs_sum) {
+  const double depth = 2 * std::ceil(std::log2(double(n) + 1)) + std::sqrt(double(n)) + 8;
+  return depth * std::numeric_limits<T>::epsilon() * abs_sum;
+}
+
+template <class T, class Op>
+T cub_reduce(const T* d_in, long long n, Op op, T identity) {
+  std::size_t bytes = 0;
+  DeviceBuffer<T> out(1);
+  SMEM_CUDA_CHECK(cub::DeviceReduce::Reduce(nullptr, bytes, d_in, out.get(), n, op, identity));
+  DeviceBuffer<unsigned char> temp(bytes);
+  SMEM_CUDA_CHECK(cub::DeviceReduce::Reduce(temp.get(), bytes, d_in, out.get(), n, op, identity));
+  SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  return out.download()[0];
+}
+
+/// Runs variant v once with a fresh workspace that is poisoned (the launcher must not rely on
+/// its contents) and an output poisoned with NaN / all-ones bits; returns *out.
+template <class T, class Op>
+T run_variant(rd::Variant v, const T* d_in, long long n, Op op, T identity, cudaStream_t s = nullptr) {
+  std::size_t bytes = 0;
+  REQUIRE(rd::run<T>(v, nullptr, bytes, d_in, n, nullptr, op, identity) == cudaSuccess);
+  REQUIRE(bytes > 0);
+  DeviceBuffer<unsigned char> temp(bytes);
+  temp.poison(0xA5);
+  DeviceBuffer<T> out(1);
+  out.poison();
+  REQUIRE(rd::run<T>(v, temp.get(), bytes, d_in, n, out.get(), op, identity, s) == cudaSuccess);
+  SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  return out.download()[0];
+}
+
+template <class T>
+void check_sum(T got, T vendor, const HostRef& ref, long long n) {
+  if constexpr (std::is_integral_v<T>) {
+    CHECK((long long)got == ref.isum);
+    CHECK(vendor == got);
+  } else {
+    REQUIRE(std::isfinite(double(got)));
+    const double tol = tolerance<T>(n, ref.abs_sum);
+    CHECK(std::fabs(double(got) - ref.sum) <= tol);
+    CHECK(std::fabs(double(got) - double(vendor)) <= 2 * tol);
+    if (n == 0) CHECK(smem::test::first_bit_mismatch(std::vector<T>{got}, std::vector<T>{T(0)}) == -1);
+  }
+}
+
+/// Every variant on one input (in starts `offset` elements into its buffer: misaligned for
+/// the 16-byte path when offset * sizeof(T) is not a multiple of 16).
+template <class T>
+void check_all_variants(long long n, int offset = 0) {
+  CAPTURE(n);
+  CAPTURE(offset);
+  const auto h = make_data<T>(std::size_t(n), std::uint64_t(n) * 977 + offset + sizeof(T));
+  DeviceBuffer<T> buf(std::size_t(n) + offset + 1);
+  if (n) SMEM_CUDA_CHECK(cudaMemcpy(buf.get() + offset, h.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  const T* in = buf.get() + offset;
+  const HostRef ref = host_sum(h);
+  const T mx = host_max(h);
+  const T vendor_sum = cub_reduce(in, n, rd::Sum{}, T(0));
+  const T vendor_max = cub_reduce(in, n, rd::Max{}, rd::Max::identity<T>());
+  REQUIRE(smem::test::first_bit_mismatch(std::vector<T>{vendor_max}, std::vector<T>{mx}) == -1);
+  for (auto v : rd::kAllVariants) {
+    CAPTURE(rd::name(v));
+    check_sum(run_variant(v, in, n, rd::Sum{}, T(0)), vendor_sum, ref, n);
+    const T got_max = run_variant(v, in, n, rd::Max{}, rd::Max::identity<T>());
+    CHECK(smem::test::first_bit_mismatch(std::vector<T>{got_max}, std::vector<T>{mx}) == -1);
+  }
+}
+
+__global__ void fill_pattern(int* x, long long n) {  // x[i] = i mod 7 - 3
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+    x[i] = int(i % 7) - 3;
+}
+
+}  // namespace
+
+TEST_SUITE("gpu") {
+  TEST_CASE_TEMPLATE("every variant, every n, sum and max, against float64 and CUB", T, float, double, int,
+                     long long) {
+    for (long long n : kSizes) check_all_variants<T>(n);
+  }
+
+  TEST_CASE_TEMPLATE("inputs that start off a 16-byte boundary", T, float, double, int, long long) {
+    for (int offset : {1, 2, 3})
+      for (long long n : {1LL, 5LL, 1025LL, 65537LL}) check_all_variants<T>(n, offset);
+  }
+
+  TEST_CASE_TEMPLATE("bitwise identical results run to run", T, float, double) {
+    for (long long n : {1000003LL, (1LL << 24) + 1}) {
+      CAPTURE(n);
+      DeviceBuffer<T> in(make_data<T>(std::size_t(n), std::uint64_t(n) + 5));
+      for (auto v : rd::kAllVariants) {
+        CAPTURE(rd::name(v));
+        std::size_t bytes = 0;
+        REQUIRE(rd::run<T>(v, nullptr, bytes, in.get(), n, nullptr, rd::Sum{}, T(0)) == cudaSuccess);
+        DeviceBuffer<unsigned char> temp(bytes);  // one workspace reused by every run
+        constexpr int kRuns = 6;
+        DeviceBuffer<T> out(kRuns);
+        out.poison();
+        for (int r = 0; r < kRuns; ++r)
+          REQUIRE(rd::run(v, temp.get(), bytes, in.get(), n, out.get() + r, rd::Sum{}, T(0)) == cudaSuccess);
+        SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+        const auto got = out.download();
+        const T fresh = run_variant(v, in.get(), n, rd::Sum{}, T(0));  // and a fresh workspace
+        for (int r = 0; r < kRuns; ++r)
+          CHECK(smem::test::first_bit_mismatch(std::vector<T>{got[r]}, std::vector<T>{fresh}) == -1);
+      }
+    }
+  }
+
+  TEST_CASE("n = 2^31 + 3: 64-bit indices, exact sum of a pattern filled on the device") {
+    const long long n = (1LL << 31) + 3;
+    DeviceBuffer<int> in(std::size_t(n) + 0);
+    fill_pattern<<<4096, 256>>>(in.get(), n);
+    SMEM_CUDA_CHECK(cudaGetLastError());
+    SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+    long long expect = 0;  // whole periods of 0..6 - 3 sum to 0
+    for (long long r = 0; r < n % 7; ++r) expect += r - 3;
+    REQUIRE(expect == -5);
+    for (auto v : rd::kAllVariants) {
+      CAPTURE(rd::name(v));
+      CHECK(run_variant(v, in.get(), n, rd::Sum{}, 0) == expect);
+    }
+    CHECK(run_variant(rd::Variant::single_pass, in.get(), n, rd::Max{}, rd::Max::identity<int>()) == 3);
+    CHECK(run_variant(rd::Variant::single_pass, in.get() + 1, n - 1, rd::Sum{}, 0) == expect + 3);
+  }
+
+  TEST_CASE("every variant can be captured in a CUDA graph") {
+    const long long n = 1000003;
+    DeviceBuffer<float> in(make_data<float>(n, 11));
+    cudaStream_t s;
+    SMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    for (auto v : rd::kAllVariants) {
+      CAPTURE(rd::name(v));
+      const float eager = run_variant(v, in.get(), n, rd::Sum{}, 0.f);
+      std::size_t bytes = 0;
+      REQUIRE(rd::run<float>(v, nullptr, bytes, in.get(), n, nullptr, rd::Sum{}, 0.f) == cudaSuccess);
+      DeviceBuffer<unsigned char> temp(bytes);
+      DeviceBuffer<float> out(1);
+      out.poison();
+      cudaGraph_t graph;
+      cudaGraphExec_t exec;
+      SMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+      const cudaError_t err = rd::run(v, temp.get(), bytes, in.get(), n, out.get(), rd::Sum{}, 0.f, s);
+      SMEM_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+      REQUIRE(err == cudaSuccess);
+      SMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+      for (int r = 0; r < 2; ++r) SMEM_CUDA_CHECK(cudaGraphLaunch(exec, s));
+      SMEM_CUDA_CHECK(cudaStreamSynchronize(s));
+      CHECK(smem::test::first_bit_mismatch(out.download(), std::vector<float>{eager}) == -1);
+      cudaGraphExecDestroy(exec);
+      cudaGraphDestroy(graph);
+    }
+    cudaStreamDestroy(s);
+  }
+
+  TEST_CASE("bad arguments leave the output untouched and no error behind") {
+    const long long n = 100000;
+    DeviceBuffer<float> in(make_data<float>(n, 3)), out(4);
+    out.poison(0x5A);
+    for (auto v : rd::kAllVariants) {
+      CAPTURE(rd::name(v));
+      std::size_t bytes = 0;
+      REQUIRE(rd::run<float>(v, nullptr, bytes, in.get(), n, nullptr, rd::Sum{}, 0.f) == cudaSuccess);
+      DeviceBuffer<unsigned char> temp(bytes + 16);
+      void* t = temp.get();
+      auto run = [&](void* tmp, std::size_t b, const float* i, long long m, float* o) {
+        return rd::run(v, tmp, b, i, m, o, rd::Sum{}, 0.f);
+      };
+      CHECK(run(t, bytes, in.get(), -1, out.get()) == cudaErrorInvalidValue);
+      CHECK(run(t, bytes, nullptr, n, out.get()) == cudaErrorInvalidValue);
+      CHECK(run(t, bytes, in.get(), n, nullptr) == cudaErrorInvalidValue);
+      CHECK(run(t, bytes - 1, in.get(), n, out.get()) == cudaErrorInvalidValue);  // workspace too small
+      CHECK(run(static_cast<char*>(t) + 4, bytes, in.get(), n, out.get()) == cudaErrorInvalidValue);
+      const auto* odd = reinterpret_cast<const float*>(reinterpret_cast<const char*>(in.get()) + 2);
+      CHECK(run(t, bytes, odd, n - 1, out.get()) == cudaErrorInvalidValue);  // not float-aligned
+      std::size_t q = 0;
+      CHECK(rd::run<float>(v, nullptr, q, in.get(), -1, out.get(), rd::Sum{}, 0.f) == cudaErrorInvalidValue);
+      CHECK(q == 0);
+    }
+    SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(cudaGetLastError() == cudaSuccess);
+    const auto got = out.download();
+    std::vector<unsigned char> b(got.size() * sizeof(float));
+    std::memcpy(b.data(), got.data(), b.size());
+    for (auto x : b) REQUIRE(x == 0x5A);
+  }
+}
+
+TEST_SUITE("host") {
+  // Host pointers: a launch attempt would fail with a device error, not cudaErrorInvalidValue,
+  // so these prove the launcher rejected the arguments before any CUDA call.
+  TEST_CASE_TEMPLATE("bad arguments are rejected before any CUDA call; the size query needs none", T, float,
+                     double, int, long long) {
+    alignas(16) static T in[64];
+    alignas(16) static T out[2];
+    alignas(16) static unsigned char temp[1 << 16];
+    for (auto& x : in) x = T(7);
+    out[0] = out[1] = T(9);
+    const auto id = T(0);
+    for (auto v : rd::kAllVariants) {
+      CAPTURE(rd::name(v));
+      for (long long n : {0LL, 1LL, 64LL, 1LL << 20, (1LL << 31) + 3}) {
+        std::size_t q = 0;
+        CHECK(rd::run<T>(v, nullptr, q, nullptr, n, nullptr, rd::Sum{}, id) == cudaSuccess);
+        CHECK(q > 0);
+        CHECK(q % rd::kTempAlign == 0);
+      }
+      std::size_t bytes = 0;
+      REQUIRE(rd::run<T>(v, nullptr, bytes, in, 64, out, rd::Sum{}, id) == cudaSuccess);
+      REQUIRE(bytes <= sizeof(temp) - 16);
+      CHECK(rd::run<T>(v, temp, bytes, in, -1, out, rd::Sum{}, id) == cudaErrorInvalidValue);
+      CHECK(rd::run<T>(v, temp, bytes, nullptr, 64, out, rd::Sum{}, id) == cudaErrorInvalidValue);
+      CHECK(rd::run<T>(v, temp, bytes, in, 64, nullptr, rd::Sum{}, id) == cudaErrorInvalidValue);
+      std::size_t small = bytes - 1;
+      CHECK(rd::run<T>(v, temp, small, in, 64, out, rd::Sum{}, id) == cudaErrorInvalidValue);
+      CHECK(rd::run<T>(v, temp + 8, bytes, in, 64, out, rd::Sum{}, id) == cudaErrorInvalidValue);
+      const T* odd = reinterpret_cast<const T*>(reinterpret_cast<const char*>(in) + 1);
+      CHECK(rd::run<T>(v, temp, bytes, odd, 32, out, rd::Sum{}, id) == cudaErrorInvalidValue);
+      T* odd_out = reinterpret_cast<T*>(reinterpret_cast<char*>(out) + 2);
+      CHECK(rd::run<T>(v, temp, bytes, in, 64, odd_out, rd::Sum{}, id) == cudaErrorInvalidValue);
+      CHECK(rd::run<T>(v, temp, bytes, in, -5, out, rd::Max{}, rd::Max::identity<T>()) == cudaErrorInvalidValue);
+    }
+    for (auto x : in) REQUIRE(x == T(7));
+    CHECK(out[0] == T(9));
+    CHECK(out[1] == T(9));
+  }
+
+  TEST_CASE("workspace sizes") {
+    // Steps 1-6: ping-pong buffers for the first two passes; 2^31 + 3 floats at 256 per block.
+    CHECK(rd::pass_blocks(0, 256) == 1);
+    CHECK(rd::pass_blocks(256, 256) == 1);
+    CHECK(rd::pass_blocks(257, 256) == 2);
+    CHECK(rd::multi_pass_bytes<float>((1LL << 31) + 3, 256) ==
+          rd::align_up(((1LL << 23) + 1) * 4) + rd::align_up(((1LL << 15) + 1) * 4));
+    // Steps 7-9: one partial per block, never more than kMaxGridBlocks; plus the counter.
+    CHECK(rd::stride_tiles<float, 256>(0) == 1);
+    CHECK(rd::stride_tiles<float, 256>(1024) == 1);
+    CHECK(rd::stride_tiles<float, 256>(1025) == 2);
+    CHECK(rd::stride_tiles<double, 256>(1LL << 40) == rd::kMaxGridBlocks);
+    CHECK(rd::single_pass_bytes<double>(1LL << 40) == rd::kMaxGridBlocks * 8 + rd::kTempAlign);
+  }
+
+  TEST_CASE("ops and identities") {
+    CHECK(rd::Max::identity<float>() == -std::numeric_limits<float>::infinity());
+    CHECK(rd::Max::identity<int>() == std::numeric_limits<int>::lowest());
+    CHECK(rd::Max{}(3, 5) == 5);
+    CHECK(rd::Sum{}(2.5, 1.0) == 3.5);
+    CHECK(rd::Sum::identity<long long>() == 0);
+  }
+
+  // The bank model on the kernels' index functions: lane l of warp 0 is thread l; a thread
+  // takes part in a round when its index is inside the 256-value block (step 2) or tid < stride
+  // (steps 3-6). Both accesses of a round are checked: s[k] and s[k + stride].
+  template <class T>
+  int strided_round(unsigned stride, unsigned warp) {
+    std::uint32_t active = 0;
+    for (unsigned l = 0; l < 32; ++l)
+      if (rd::strided_index(stride, 32 * warp + l) < unsigned(rd::kTreeThreads)) active |= 1u << l;
+    if (!active) return 0;
+    const int a = wavefronts_of([&](int l) { return rd::strided_index(stride, 32 * warp + l) * sizeof(T); },
+                                sizeof(T), active);
+    const int b = wavefronts_of(
+        [&](int l) { return (rd::strided_index(stride, 32 * warp + l) + stride) * sizeof(T); }, sizeof(T), active);
+    return a > b ? a : b;
+  }
+  // Conflict-free for a request: no more wavefronts than its active lanes' bytes need at 128
+  // bytes per wavefront, e.g. 2 for 32 lanes of 8 bytes, 1 for 8 lanes of 8 bytes.
+  template <class T>
+  int sequential_round(unsigned stride, unsigned warp, int* fewest) {
+    std::uint32_t active = 0;
+    for (unsigned l = 0; l < 32; ++l)
+      if (32 * warp + l < stride) active |= 1u << l;
+    *fewest = (__builtin_popcount(active) * int(sizeof(T)) + 127) / 128;
+    if (!active) return 0;
+    const int a = wavefronts_of([&](int l) { return (32 * warp + l) * sizeof(T); }, sizeof(T), active);
+    const int b = wavefronts_of([&](int l) { return rd::sequential_partner(stride, 32 * warp + l) * sizeof(T); },
+                                sizeof(T), active);
+    return a > b ? a : b;
+  }
+  template <class T>
+  void check_sequential_conflict_free() {
+    for (unsigned s = rd::kTreeThreads / 2; s > 0; s /= 2)
+      for (unsigned w = 0; w * 32 < s; ++w) {
+        CAPTURE(s);
+        CAPTURE(w);
+        int fewest = 0;
+        CHECK(sequential_round<T>(s, w, &fewest) == fewest);
+        CHECK(fewest >= 1);
+      }
+  }
+
+  TEST_CASE("bank model: the strided index 2*s*tid conflicts, sequential addressing does not") {
+    // 4-byte values: rounds s = 1, 2, 4, ..., 128 of warp 0 (the one warp busy in every round).
+    const int expect4[] = {2, 4, 8, 8, 8, 4, 2, 1};
+    const int expect8[] = {4, 8, 16, 16, 8, 4, 2, 1};  // 8-byte values: ideal is 2
+    int r = 0;
+    for (unsigned s = 1; s < unsigned(rd::kTreeThreads); s *= 2, ++r) {
+      CAPTURE(s);
+      CHECK(strided_round<float>(s, 0) == expect4[r]);
+      CHECK(strided_round<double>(s, 0) == expect8[r]);
+    }
+    check_sequential_conflict_free<float>();
+    check_sequential_conflict_free<double>();
+    check_sequential_conflict_free<int>();
+    check_sequential_conflict_free<long long>();
+  }
+
+  TEST_CASE("bank model: step 1 is conflict-free but divergent") {
+    // Round s of step 1: lanes with tid % (2 s) == 0 read s[tid + s]: one wavefront, but only
+    // 32 / (2 s) lanes of each warp do work while every warp issues the instruction.
+    for (unsigned s = 1; s <= 16; s *= 2) {
+      CAPTURE(s);
+      std::uint32_t active = 0;
+      for (unsigned l = 0; l < 32; ++l)
+        if (l % (2 * s) == 0) active |= 1u << l;
+      CHECK(__builtin_popcount(active) == int(32 / (2 * s)));
+      CHECK(wavefronts_of([&](int l) { return (l + s) * 4; }, 4, active) == 1);
+    }
+  }
+}
