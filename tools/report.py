@@ -257,7 +257,7 @@ def family_images(fam, runs, all_runs):
             xl = [s[len(k) + 1:] if k and s.startswith(k + "/") else s for s in shapes]
             tag = r.gpu + (f"_{k.replace('/', '_')}" if k else "")
             out[image_name(fam.name, "sizes", tag)] = svgplot.line_chart(
-                f"{fam.name} {k}: {r.unit()} versus size on {gpu_label(r, all_runs)}".replace("  ", " "),
+                f"{fam.name}{' ' + k if k else ''}: {r.unit()} versus size on {gpu_label(r, all_runs)}",
                 xl, series, r.unit(), SIZE_TITLE.get(fam.name, "size"), highlight={base_name})
     return out
 
@@ -397,6 +397,33 @@ def intensity(family, shape, entry):
     return None
 
 
+def roofline_data(all_runs):
+    """[(name, bw, peak)], [(label, ai, tflops, roof index, family)] for the roofline plot."""
+    roofs, points = [], []
+    for gpu, fr in per_gpu(all_runs).items():
+        bw = best(fr["transpose"], ["memcpy"]) if "transpose" in fr else None
+        if not bw:
+            continue
+        pk = best(fr["gemm"], ["cublas"]) if "gemm" in fr else None
+        ri = len(roofs)
+        roofs.append((next(iter(fr.values())).gpu_name, bw[0], pk[0] if pk else None))
+        for fam in ("reduction", "gemm"):
+            r = fr.get(fam)
+            if not r:
+                continue
+            h = r.headline()
+            for v, e in r.shapes.get(h, {}).items():
+                rr, ai = rate(e), intensity(fam, h, e)
+                if not rr or not ai:
+                    continue
+                tf = rr[1] if rr[0] == "TFLOP/s" else rr[1] * ai / 1e3
+                points.append((v, ai, tf, ri, f"{fam} {h}"))
+    return roofs, points
+
+
+ROOFLINE_IMAGE = "roofline.svg"
+
+
 def roofline_region(all_runs):
     g = per_gpu(all_runs)
     if not g:
@@ -404,7 +431,12 @@ def roofline_region(all_runs):
                 "memory roof (`cudaMemcpy` device to device, read + write counted), its measured "
                 "fp32 compute roof (cuBLAS SGEMM), the ridge point between them, and where each "
                 "family's steps sit under the roof.")
-    lines = ["| GPU | memory roof: memcpy GB/s (shape) | fp32 roof: cuBLAS TFLOP/s (shape) | ridge (FLOP/B) |",
+    roofs, points = roofline_data(all_runs)
+    lines = []
+    if roofs and points:
+        lines += [f"\\image html {ROOFLINE_IMAGE} \"The measured roofs and every reduction and GEMM kernel "
+                  f"at its headline shape\"", ""]
+    lines += ["| GPU | memory roof: memcpy GB/s (shape) | fp32 roof: cuBLAS TFLOP/s (shape) | ridge (FLOP/B) |",
              "| --- | ---: | ---: | ---: |"]
     roofs = {}
     for gpu, fr in g.items():
@@ -475,6 +507,31 @@ def compare_region(all_runs, which, missing):
     return "\n".join(["| GPU | benchmark | kernel | measured | vs baseline |",
                       "| --- | --- | --- | ---: | ---: |"] + rows + ["", "Measured on:", ""] +
                      [f"- {p}" for p in prov])
+
+
+def ncu_banks_region(root):
+    """Nsight Compute's shared-memory counters from results/<gpu>/banks.json (tools/bank_evidence.py)."""
+    import json
+    lines = []
+    for path in sorted(glob.glob(os.path.join(root, "results", "*", "banks.json"))):
+        data = json.load(open(path))
+        kernels = data.get("kernels", [])
+        if not kernels:
+            continue
+        lines += ["" if lines else None, f"{data.get('gpu_name', '?')} (`{os.path.relpath(path, root)}`):", "",
+                  "| benchmark | loads: wavefronts/instruction | stores: wavefronts/instruction | "
+                  "load bank conflicts | store bank conflicts |",
+                  "| --- | ---: | ---: | ---: | ---: |"]
+        for k in kernels:
+            lines.append(f"| `{k.get('benchmark', '?')}` | {fmt(k.get('ld_wavefronts_per_instruction'))} | "
+                         f"{fmt(k.get('st_wavefronts_per_instruction'))} | {k.get('ld_bank_conflicts', 0):.0f} | "
+                         f"{k.get('st_bank_conflicts', 0):.0f} |")
+    lines = [l for l in lines if l is not None]
+    if not lines:
+        return ("Not measured yet: once `tools/bank_evidence.py` has written `results/<gpu>/banks.json` "
+                "on a GPU, this table shows Nsight Compute's shared-memory wavefronts per instruction "
+                "and bank conflicts for every kernel, to compare with the model's table above.")
+    return "\n".join(lines)
 
 
 def occupancy_rows(all_runs, only=None):
@@ -551,6 +608,9 @@ def plan(root, bank_tables):
     images = {}
     for fam in fams:
         images.update(family_images(fam, all_runs.get(fam.name, []), all_runs))
+    roofs, points = roofline_data(all_runs)
+    if roofs and points:
+        images[ROOFLINE_IMAGE] = svgplot.roofline_chart("Roofline: measured roofs and kernels", roofs, points)
     regions = {}  # path -> [(key, content)]
 
     def add(rel, key, content):
@@ -573,6 +633,7 @@ def plan(root, bank_tables):
         "against the unpadded, padded and swizzled transpose tiles.")))
     add("docs/occupancy.md", "results occupancy", occupancy_region(all_runs))
     add("docs/dynamic_smem.md", "results carveout", carveout_region(all_runs))
+    add("docs/banks.md", "results ncu banks", ncu_banks_region(root))
     if bank_tables:
         out = subprocess.run([bank_tables], check=True, capture_output=True, text=True).stdout
         add("docs/banks.md", "bank tables", out)

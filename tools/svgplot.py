@@ -125,3 +125,88 @@ def line_chart(title, xlabels, series, unit, xtitle, highlight=()):
                     f'stroke="{color}" stroke-width="{3 if strong else 2}"/>')
         body.append(_text(left + plot_w + 40, ly + 4, name, 11, weight="bold" if strong else "normal"))
     return _svg(width, height, body, title)
+
+
+def roofline_chart(title, roofs, points, xrange=(0.01, 10000.0), yrange=(0.01, 100.0)):
+    """Log-log roofline. roofs: [(name, bandwidth GB/s, peak TFLOP/s or None)], one per GPU;
+    points: [(label, intensity FLOP/B, TFLOP/s, roof index, group name)]. Each GPU's roof is
+    min(peak, intensity x bandwidth) in its colour; each point is drawn in its GPU's colour
+    with a marker per group (family) and its label next to it."""
+    left, right, top, bottom = 70, 220, 40, 60
+    plot_w, plot_h = 560, 360
+    width, height = left + plot_w + right, top + plot_h + bottom
+    lx0, lx1 = math.log10(xrange[0]), math.log10(xrange[1])
+    ly0, ly1 = math.log10(yrange[0]), math.log10(yrange[1])
+
+    def px(x):
+        return left + plot_w * (math.log10(x) - lx0) / (lx1 - lx0)
+
+    def py(y):
+        return top + plot_h * (1 - (math.log10(y) - ly0) / (ly1 - ly0))
+
+    body = [_text(left + plot_w / 2, 22, title, 15, "middle", "bold")]
+    for e in range(int(lx0), int(lx1) + 1):
+        x = px(10.0 ** e)
+        body.append(f'<line x1="{_num(x)}" y1="{top}" x2="{_num(x)}" y2="{top + plot_h}" stroke="#ddd"/>')
+        body.append(_text(x, top + plot_h + 16, f"{10.0 ** e:g}", 11, "middle", fill="#333"))
+    for e in range(int(ly0), int(ly1) + 1):
+        y = py(10.0 ** e)
+        body.append(f'<line x1="{left}" y1="{_num(y)}" x2="{left + plot_w}" y2="{_num(y)}" stroke="#ddd"/>')
+        body.append(_text(left - 6, y + 4, f"{10.0 ** e:g}", 11, "end", fill="#555"))
+    body.append(f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#999"/>')
+    body.append(_text(left + plot_w / 2, top + plot_h + 40, "arithmetic intensity (FLOP/B, minimum traffic)",
+                      12, "middle", fill="#555"))
+    body.append(_text(16, top + plot_h / 2, "TFLOP/s", 12, "middle", fill="#555").replace(
+        "<text ", f'<text transform="rotate(-90 16 {_num(top + plot_h / 2)})" ', 1))
+    legend_y = top + 4
+    for ri, (name, bw, peak) in enumerate(roofs):
+        color = PALETTE[ri % len(PALETTE)]
+        # Bandwidth roof up to the ridge (or the plot's edge), then the compute roof.
+        x_end = peak * 1e3 / bw if peak else xrange[1]
+        x_start = max(xrange[0], yrange[0] * 1e3 / bw)
+        x_end = min(x_end, xrange[1])
+        pts = [(px(x_start), py(x_start * bw / 1e3)), (px(x_end), py(x_end * bw / 1e3))]
+        if peak:
+            pts.append((px(xrange[1]), py(peak)))
+        d = " ".join(f"{_num(x)},{_num(y)}" for x, y in pts)
+        body.append(f'<polyline points="{d}" fill="none" stroke="{color}" stroke-width="2.5"/>')
+        body.append(f'<line x1="{left + plot_w + 14}" y1="{legend_y}" x2="{left + plot_w + 34}" '
+                    f'y2="{legend_y}" stroke="{color}" stroke-width="2.5"/>')
+        body.append(_text(left + plot_w + 40, legend_y + 4, name, 11))
+        legend_y += 18
+    groups = []
+    for p in points:
+        if p[4] not in groups:
+            groups.append(p[4])
+    for gi, g in enumerate(groups):
+        shape = _marker(left + plot_w + 24, legend_y, gi, "#555")
+        body.append(shape)
+        body.append(_text(left + plot_w + 40, legend_y + 4, g, 11))
+        legend_y += 18
+    labels = {}  # (group, label) -> (x, y) of its first point: one label per kernel, not per GPU
+    for label, ai, tf, ri, group in points:
+        if ai <= 0 or tf <= 0:
+            continue
+        x, y = px(min(max(ai, xrange[0]), xrange[1])), py(min(max(tf, yrange[0]), yrange[1]))
+        body.append(_marker(x, y, groups.index(group), PALETTE[ri % len(PALETTE)]))
+        labels.setdefault((group, label), (x, y))
+    # Labels of one group share a column: stack them downwards, 11 px apart, from their points.
+    for g in groups:
+        col = sorted(((y, x, lab) for (gg, lab), (x, y) in labels.items() if gg == g))
+        last = None
+        for y, x, lab in col:
+            ly = y + 3 if last is None else max(y + 3, last + 11)
+            last = ly
+            body.append(f'<line x1="{_num(x + 5)}" y1="{_num(y)}" x2="{_num(x + 14)}" y2="{_num(ly - 3)}" '
+                        f'stroke="#bbb"/>')
+            body.append(_text(x + 16, ly, lab, 9, fill="#333"))
+    return _svg(width, height, body, title)
+
+
+def _marker(x, y, kind, color):
+    if kind % 3 == 0:
+        return f'<circle cx="{_num(x)}" cy="{_num(y)}" r="4" fill="{color}"/>'
+    if kind % 3 == 1:
+        return f'<rect x="{_num(x - 4)}" y="{_num(y - 4)}" width="8" height="8" fill="{color}"/>'
+    return (f'<polygon points="{_num(x)},{_num(y - 5)} {_num(x + 5)},{_num(y + 4)} '
+            f'{_num(x - 5)},{_num(y + 4)}" fill="{color}"/>')
