@@ -34,7 +34,8 @@ SIZE_TITLE = {"transpose": "rows x cols", "reduction": "n (elements)", "gemm": "
 # memory is the sum of static and dynamic where both are recorded).
 OCC_COUNTERS = [("blocks/SM", ["blocks_per_sm"]),
                 ("registers/thread", ["registers", "regs_per_thread"]),
-                ("shared bytes/block", ["smem_per_block", "static_smem+dynamic_smem"]),
+                ("shared bytes/block", ["smem_static_bytes+smem_dynamic_bytes", "smem_per_block",
+                                        "static_smem+dynamic_smem"]),
                 ("threads/block", ["threads", "threads_per_block"])]
 
 
@@ -556,8 +557,8 @@ def occupancy_region(all_runs):
     rows = occupancy_rows(all_runs)
     if not rows:
         return ("Not measured yet: no benchmark in `results/` records occupancy counters so far. "
-                "When a benchmark records the counter `blocks_per_sm` (and `registers`, `static_smem`, "
-                "`dynamic_smem`, `threads`: blocks per SM from `cudaOccupancyMaxActiveBlocksPerMultiprocessor`, the kernel's "
+                "When a benchmark records the counter `blocks_per_sm` (and `registers`, `smem_static_bytes`, "
+                "`smem_dynamic_bytes`, `threads_per_block`: blocks per SM from `cudaOccupancyMaxActiveBlocksPerMultiprocessor`, the kernel's "
                 "registers and shared memory from `cudaFuncGetAttributes`), this table lists them "
                 "for every kernel next to its measured rate.")
     return "\n".join(["| GPU | benchmark | kernel | " + " | ".join(t for t, _ in OCC_COUNTERS) + " | measured |",
