@@ -3,6 +3,11 @@
 // tools/report.py --bank-tables <this program> puts the output between the page's markers, and
 // `--check` fails when the committed tables differ from what this program prints.
 // Host only: it calls no CUDA function and runs without a GPU.
+#include <gemm/sgemm_03_full_k_strip.cuh>
+#include <gemm/sgemm_04_tiled.cuh>
+#include <gemm/sgemm_09_vectorized.cuh>
+#include <reduction/reduction_02_interleaved_strided.cuh>
+#include <reduction/reduction_03_sequential.cuh>
 #include <transpose/transpose.cuh>
 
 #include <algorithm>
@@ -13,6 +18,8 @@
 #include "bank_model.hpp"
 
 namespace tr = smem::transpose;
+namespace gm = smem::gemm;
+namespace rd = smem::reduction;
 using smem::bank::ideal_wavefronts;
 using smem::bank::wavefronts_of;
 
@@ -104,6 +111,98 @@ void bank_map(const char* name) {
               wavefronts_of([](int l) { return Layout::offset(l, 0) * 4; }, 4));
 }
 
+// The worst request over every warp w of a block of `threads` threads and every k < ks:
+// addr(w, k, lane) -> byte address.
+template <class Addr>
+int worst(int threads, int ks, int width, Addr&& addr) {
+  int out = 0;
+  for (int w = 0; w < threads / 32; ++w)
+    for (int k = 0; k < ks; ++k)
+      out = std::max(out, wavefronts_of([&](int l) { return addr(w, k, l); }, width));
+  return out;
+}
+
+// SGEMM tiled steps: T x T threads, tx = tid % T, ty = tid / T.
+template <int T, int Pad>
+void tiled_rows(const char* step) {
+  using L = gm::TileLayout<T, Pad>;
+  auto tx = [](int w, int l) { return (32 * w + l) % T; };
+  auto ty = [](int w, int l) { return (32 * w + l) / T; };
+  row(step, "tile store `As[ty][tx]`, `Bs[ty][tx]`", "float", 4,
+      worst(T * T, 1, 4, [&](int w, int, int l) { return L::offset(ty(w, l), tx(w, l)) * 4; }));
+  row(step, "A read `As[ty][k]`", "float", 4,
+      worst(T * T, T, 4, [&](int w, int k, int l) { return L::offset(ty(w, l), k) * 4; }));
+  row(step, "B read `Bs[k][tx]`", "float", 4,
+      worst(T * T, T, 4, [&](int w, int k, int l) { return L::offset(k, tx(w, l)) * 4; }));
+}
+
+void gemm_rows() {
+  // Step 3: a 16 x 16 block; warp 0 has rows ty = 0 and 1 (lanes 0-15 and 16-31).
+  for (int K : {64, 1001, 1024}) {
+    const std::string k = " (K = " + std::to_string(K) + ")";
+    row("03 `full_k_strip`", "A strip read `As[ty][k]`" + k, "float", 4,
+        worst(32, K, 4, [&](int, int kk, int l) { return gm::strip_a_offset(K, l / 16, kk) * 4; }));
+    row("03 `full_k_strip`", "B strip read `Bs[k][tx]`" + k, "float", 4,
+        worst(32, K, 4, [&](int, int kk, int l) { return gm::strip_b_offset(K, kk, l % 16) * 4; }));
+  }
+  row("03 without the +1", "A strip read, row stride K (K = 1024)", "float", 4,
+      worst(32, 1024, 4, [&](int, int kk, int l) { return (l / 16 * 1024 + kk) * 4; }));
+  tiled_rows<16, 0>("04 `tiled_16`");
+  tiled_rows<32, 0>("04 `tiled_32`");
+  tiled_rows<32, 1>("05 `tiled_32_padded`");
+  namespace v = gm::vec;
+  auto tid = [](int w, int l) { return 32 * w + l; };
+  const int tpr = v::BN / v::TN;
+  row("09 `vectorized`", "transposed A store `As[a_col + i][a_row]`", "float", 4,
+      worst(v::kThreads, 4, 4, [&](int w, int i, int l) {
+        return v::a_offset(v::a_col(tid(w, l)) + i, v::a_row(tid(w, l))) * 4;
+      }));
+  row("09 `vectorized`", "B float4 store `Bs[b_row][b_col]`", "float", 16,
+      worst(v::kThreads, 1, 16, [&](int w, int, int l) { return v::b_offset(v::b_row(tid(w, l)), v::b_col(tid(w, l))) * 4; }));
+  row("09 `vectorized`", "A fragment float4 read", "float", 16,
+      worst(v::kThreads, v::BK * 2, 16, [&](int w, int kh, int l) {
+        return v::a_offset(kh / 2, v::frag(tid(w, l) / tpr, kh % 2 * 4)) * 4;
+      }));
+  row("09 `vectorized`", "B fragment float4 read", "float", 16,
+      worst(v::kThreads, v::BK * 2, 16, [&](int w, int kh, int l) {
+        return v::b_offset(kh / 2, v::frag(tid(w, l) % tpr, kh % 2 * 4)) * 4;
+      }));
+  row("08-style fragment", "B fragment of 8 consecutive words read as float4", "float", 16,
+      wavefronts_of([](int l) { return (3 * 128 + l % 16 * 8) * 4; }, 16));
+}
+
+// Reduction tree round `stride`, warp 0 (busy in every round): the worse of the two accesses
+// s[k] and s[k + stride] over the lanes that take part.
+template <class T>
+int strided_round(unsigned stride) {
+  std::uint32_t active = 0;
+  for (unsigned l = 0; l < 32; ++l)
+    if (rd::strided_index(stride, l) < unsigned(rd::kTreeThreads)) active |= 1u << l;
+  const int a = wavefronts_of([&](int l) { return rd::strided_index(stride, l) * sizeof(T); }, sizeof(T), active);
+  const int b = wavefronts_of([&](int l) { return (rd::strided_index(stride, l) + stride) * sizeof(T); },
+                              sizeof(T), active);
+  return std::max(a, b);
+}
+template <class T>
+int sequential_round(unsigned stride) {
+  std::uint32_t active = 0;
+  for (unsigned l = 0; l < 32; ++l)
+    if (l < stride) active |= 1u << l;
+  const int a = wavefronts_of([&](int l) { return l * int(sizeof(T)); }, sizeof(T), active);
+  const int b = wavefronts_of([&](int l) { return rd::sequential_partner(stride, l) * sizeof(T); }, sizeof(T),
+                              active);
+  return std::max(a, b);
+}
+
+void reduction_rows() {
+  for (unsigned s = 1; s < unsigned(rd::kTreeThreads); s *= 2) {
+    int lanes = 0;
+    for (unsigned l = 0; l < 32; ++l) lanes += rd::strided_index(s, l) < unsigned(rd::kTreeThreads);
+    std::printf("| %u | %d | %d | %d | %d | %d |\n", s, lanes, strided_round<float>(s), strided_round<double>(s),
+                sequential_round<float>(s), sequential_round<double>(s));
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -132,5 +231,20 @@ int main() {
       vec_store_unswizzled<float, 4>());
   row("06 without the XOR", "transposed chunk store (V = 2), chunks row-major", "double", 16,
       vec_store_unswizzled<double, 2>());
+
+  std::printf("\nEvery shared-memory access of the SGEMM ladder (steps with a shared tile), the worst "
+              "warp request over every warp of the block and every k:\n\n");
+  std::printf("| step | access | element | bytes/lane | wavefronts | ideal | conflict |\n");
+  std::printf("| --- | --- | --- | ---: | ---: | ---: | --- |\n");
+  gemm_rows();
+
+  std::printf("\nThe reduction's shared-memory tree (%d values per block), round by round, warp 0: "
+              "wavefronts of the worse of its two accesses `s[k]` and `s[k + stride]`. Step 2 indexes "
+              "`k = 2 * stride * tid` (lanes 2 * stride words apart), step 3 `k = tid` with partner "
+              "`tid + stride`.\n\n", rd::kTreeThreads);
+  std::printf("| stride | active lanes (step 2) | 02 `interleaved_strided`, float | 02, double | "
+              "03 `sequential`, float | 03, double |\n");
+  std::printf("| ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  reduction_rows();
   return 0;
 }

@@ -392,7 +392,7 @@ def intensity(family, shape, entry):
         m, n, k = nums[:3]
         return 2.0 * m * n * k / (4.0 * (m * k + k * n + m * n))
     if family == "reduction" and nums:
-        return 1.0 / (8 if "double" in shape else 4)
+        return 1.0 / (8 if ("double" in shape or "long" in shape) else 4)
     if family == "transpose":
         return 0.0
     return None
