@@ -67,7 +67,7 @@ def bar_chart(title, categories, series, unit, notes=None, highlight=()):
                 body.append(_text(left + 4, y + bar_h - 3, "not measured", 10, fill="#999"))
                 continue
             w = plot_w * v / vmax
-            body.append(f'<rect x="{left}" y="{_num(y)}" width="{_num(w)}" height="{bar_h - 2}" '
+            body.append(f'<rect class="bar" x="{left}" y="{_num(y)}" width="{_num(w)}" height="{bar_h - 2}" '
                         f'fill="{PALETTE[si % len(PALETTE)]}"/>')
             label = f"{v:.0f}" if v >= 100 else f"{v:.3g}"
             if notes and notes[si][ci]:
