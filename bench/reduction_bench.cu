@@ -53,12 +53,12 @@ void register_one(const std::string& variant, long long n, Launch<T> launch) {
   })->UseManualTime()->Iterations(100)->Unit(benchmark::kMicrosecond);
 }
 
-template <int kThreads, int kUnroll, rd::Load kLoad>
+template <int kThreads, int kUnroll, rd::Load kLoad, int kWaves>
 void register_tune(long long n) {
   const std::string v = "tune_t" + std::to_string(kThreads) + "_u" + std::to_string(kUnroll) +
-                        (kLoad == rd::Load::ldg ? "_ldg" : "_cs");
+                        (kLoad == rd::Load::ldg ? "_ldg" : "_cs") + "_w" + std::to_string(kWaves);
   register_one<float>(v, n, [](void* t, std::size_t& b, const float* in, long long m, float* out) {
-    return rd::reduce_single_pass<kThreads, kUnroll, kLoad>(t, b, in, m, out, rd::Sum{}, 0.f);
+    return rd::reduce_single_pass<kThreads, kUnroll, kLoad, kWaves>(t, b, in, m, out, rd::Sum{}, 0.f);
   });
 }
 
@@ -79,15 +79,19 @@ const bool registered = [] {
   if (const char* t = std::getenv("SMEM_REDUCTION_TUNE"); t && *t == '1') {
     for (int e : {20, 24, 28}) {
       const long long n = 1LL << e;
-      register_tune<256, 2, rd::Load::ldg>(n);
-      register_tune<256, 4, rd::Load::ldg>(n);
-      register_tune<256, 8, rd::Load::ldg>(n);
-      register_tune<512, 4, rd::Load::ldg>(n);
-      register_tune<128, 8, rd::Load::ldg>(n);
-      register_tune<1024, 2, rd::Load::ldg>(n);
-      register_tune<256, 4, rd::Load::streaming>(n);
-      register_tune<256, 8, rd::Load::streaming>(n);
-      register_tune<512, 4, rd::Load::streaming>(n);
+      using L = rd::Load;
+      register_tune<256, 2, L::ldg, 1>(n);
+      register_tune<256, 8, L::ldg, 1>(n);
+      register_tune<512, 4, L::ldg, 1>(n);
+      register_tune<512, 8, L::ldg, 1>(n);
+      register_tune<128, 8, L::ldg, 1>(n);
+      register_tune<1024, 2, L::ldg, 1>(n);
+      register_tune<256, 4, L::streaming, 1>(n);
+      register_tune<256, 8, L::streaming, 1>(n);
+      register_tune<256, 4, L::ldg, 2>(n);
+      register_tune<256, 8, L::ldg, 2>(n);
+      register_tune<256, 2, L::ldg, 5>(n);
+      register_tune<256, 4, L::ldg, 5>(n);
     }
   }
   return true;

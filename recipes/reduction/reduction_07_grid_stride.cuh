@@ -28,7 +28,7 @@ namespace smem::reduction {
 
 /// Largest grid of steps 7-9 (the workspace holds one partial per block): above any GPU's
 /// SMs x resident blocks, so it never limits in practice, and lets the size query stay host-only.
-inline constexpr long long kMaxGridBlocks = 4096;
+inline constexpr long long kMaxGridBlocks = 8192;
 
 /// Elements of T in one 16-byte vector.
 template <class T>
@@ -120,9 +120,17 @@ struct ShuffleBlockReduce {
 };
 //! [block reduce]
 
-/// Default configuration of steps 7-9 (threads per block, vectors in flight per thread).
+/// Minimum resident blocks per SM asked of the compiler (__launch_bounds__): a full SM (2048
+/// threads, so at most 32 registers) while the loads in flight fit; half of it for 8 or more
+/// vectors per thread, which would otherwise spill.
+template <int kThreads, int kUnroll>
+inline constexpr int kMinBlocks = (kUnroll <= 4 ? 2048 : 1024) / kThreads;
+
+/// Default configuration of steps 7-9: threads per block, vectors in flight per thread, and
+/// (steps 8-9) the grid as a multiple of what the GPU holds at once.
 inline constexpr int kStrideThreads = 256;
 inline constexpr int kStrideUnroll = 4;
+inline constexpr int kStrideWaves = 1;
 
 /// Blocks a grid-stride launch over n elements of T may use, before the GPU's limit: one
 /// vector per thread at most, at least one block, at most kMaxGridBlocks.
@@ -152,7 +160,7 @@ cudaError_t resident_grid(int& blocks) {
 }
 
 template <class T, class Op, int kThreads, int kUnroll, Load kLoad>
-__global__ void __launch_bounds__(kThreads, 2048 / kThreads)
+__global__ void __launch_bounds__(kThreads, kMinBlocks<kThreads, kUnroll>)
     grid_stride_kernel(const T* __restrict__ in, long long n, T* __restrict__ out, Op op, T identity) {
   T v = thread_reduce<kThreads, kUnroll, kLoad>(in, n, op, identity);
   v = ShuffleBlockReduce<kThreads>::reduce(v, op);

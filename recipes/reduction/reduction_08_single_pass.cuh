@@ -28,7 +28,7 @@ __device__ T load_cg(const T* p) {
 
 //! [single pass]
 template <class T, class Op, int kThreads, int kUnroll, Load kLoad, class BlockReduce>
-__global__ void __launch_bounds__(kThreads, 2048 / kThreads)
+__global__ void __launch_bounds__(kThreads, kMinBlocks<kThreads, kUnroll>)
     single_pass_kernel(const T* __restrict__ in, long long n, T* out, T* partials, unsigned* counter, Op op,
                        T identity) {
   T v = thread_reduce<kThreads, kUnroll, kLoad>(in, n, op, identity);
@@ -62,8 +62,9 @@ constexpr std::size_t single_pass_bytes(long long n) {
   return align_up(std::size_t(stride_tiles<T, kThreads>(n)) * sizeof(T)) + kTempAlign;
 }
 
-/// The launcher of steps 8 and 9, with the block reduction as a parameter.
-template <int kThreads, int kUnroll, Load kLoad, class BlockReduce, class T, class Op>
+/// The launcher of steps 8 and 9, with the block reduction as a parameter. The grid is kWaves
+/// times what the GPU holds at once (SMs x resident blocks per SM), capped by the input size.
+template <int kThreads, int kUnroll, Load kLoad, int kWaves, class BlockReduce, class T, class Op>
 cudaError_t single_pass_launch(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
                                T identity, cudaStream_t stream) {
   cudaError_t err;
@@ -72,7 +73,8 @@ cudaError_t single_pass_launch(void* d_temp, std::size_t& temp_bytes, const T* i
   int resident = 0;
   if ((err = resident_grid<kernel, kThreads>(resident)) != cudaSuccess) return err;
   const long long tiles = stride_tiles<T, kThreads>(n);
-  const unsigned blocks = unsigned(tiles < resident ? tiles : resident);
+  const long long full = (long long)resident * kWaves;
+  const unsigned blocks = unsigned(tiles < full ? tiles : full);
   T* partials = static_cast<T*>(d_temp);
   unsigned* counter = nullptr;
   if (blocks > 1) {
@@ -85,11 +87,12 @@ cudaError_t single_pass_launch(void* d_temp, std::size_t& temp_bytes, const T* i
 }
 
 /// *out = reduction of in[0, n) with `op`, in one kernel; see reduction_args.cuh for the contract.
-template <int kThreads = kStrideThreads, int kUnroll = kStrideUnroll, Load kLoad = Load::ldg, class T, class Op>
+template <int kThreads = kStrideThreads, int kUnroll = kStrideUnroll, Load kLoad = Load::ldg,
+          int kWaves = kStrideWaves, class T, class Op>
 cudaError_t reduce_single_pass(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
                                T identity, cudaStream_t stream = nullptr) {
-  return single_pass_launch<kThreads, kUnroll, kLoad, ShuffleBlockReduce<kThreads>>(d_temp, temp_bytes, in, n,
-                                                                                    out, op, identity, stream);
+  return single_pass_launch<kThreads, kUnroll, kLoad, kWaves, ShuffleBlockReduce<kThreads>>(
+      d_temp, temp_bytes, in, n, out, op, identity, stream);
 }
 
 }  // namespace smem::reduction

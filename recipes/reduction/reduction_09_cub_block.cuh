@@ -31,11 +31,12 @@ struct CubBlockReduce {
 //! [cub block reduce]
 
 /// *out = reduction of in[0, n) with `op`, in one kernel; see reduction_args.cuh for the contract.
-template <int kThreads = kStrideThreads, int kUnroll = kStrideUnroll, Load kLoad = Load::ldg, class T, class Op>
+template <int kThreads = kStrideThreads, int kUnroll = kStrideUnroll, Load kLoad = Load::ldg,
+          int kWaves = kStrideWaves, class T, class Op>
 cudaError_t reduce_cub_block(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
                              T identity, cudaStream_t stream = nullptr) {
-  return single_pass_launch<kThreads, kUnroll, kLoad, CubBlockReduce<kThreads>>(d_temp, temp_bytes, in, n, out,
-                                                                                op, identity, stream);
+  return single_pass_launch<kThreads, kUnroll, kLoad, kWaves, CubBlockReduce<kThreads>>(
+      d_temp, temp_bytes, in, n, out, op, identity, stream);
 }
 
 }  // namespace smem::reduction
