@@ -30,6 +30,7 @@ inline Span span_of(const float* p, int rows, int cols, int ld) {
 }
 inline bool overlap(Span a, Span b) { return a.lo < b.hi && b.lo < a.hi; }
 
+//! [contract]
 /// Checks the arguments of C = alpha * A * B + beta * C: negative sizes, null pointers where a
 /// matrix is read or written, leading dimensions below the widths, and C overlapping A or B are
 /// invalid.
@@ -45,6 +46,7 @@ inline Args check_args(int M, int N, int K, float alpha, const float* A, int lda
   if (overlap(c, span_of(A, M, K, lda)) || overlap(c, span_of(B, K, N, ldb))) return Args::invalid;
   return Args::launch;
 }
+//! [contract]
 
 /// C = beta * C for an M x N matrix; beta == 0 writes zeros without reading C (a NaN in C does
 /// not survive, as in BLAS). A template so that the header can be included in many translation

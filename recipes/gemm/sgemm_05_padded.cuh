@@ -16,12 +16,14 @@
 
 namespace smem::gemm {
 
+//! [padded]
 /// C = alpha * A * B + beta * C, row-major, 32 x 33 padded tiles.
 inline cudaError_t sgemm_tiled_32_padded(int M, int N, int K, float alpha, const float* A, int lda,
                                          const float* B, int ldb, float beta, float* C, int ldc,
                                          cudaStream_t stream = nullptr) {
   return sgemm_tiled_t<32, 1>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
 }
+//! [padded]
 
 inline cudaError_t sgemm_tiled_32_padded_attributes(int /*K*/, KernelAttributes* out) {
   return kernel_attributes(sgemm_tiled_kernel<32, 1>, 32 * 32, 0, out);
