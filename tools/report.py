@@ -666,6 +666,19 @@ def main():
     files, notes = plan(a.root, a.bank_tables)
     for n in notes:
         print(f"report: note: {n}", file=sys.stderr)
+    if not a.check:
+        # The pages are generated from the working tree: say so when it holds uncommitted recipes
+        # or results, whose rows would then be committed without them.
+        try:
+            dirty = subprocess.run(["git", "status", "--porcelain", "--", "recipes", "results"], cwd=a.root,
+                                   capture_output=True, text=True, timeout=30).stdout.split("\n")
+        except (OSError, subprocess.SubprocessError):
+            dirty = []
+        dirty = [d[3:] for d in dirty if d.strip() and (d[3:].endswith((".cuh", ".json")) or
+                                                        d[3:].endswith("README.md") or d[3:].endswith("/"))]
+        if dirty:
+            print("report: warning: generated from uncommitted files (commit them together with the "
+                  "pages): " + ", ".join(dirty), file=sys.stderr)
     img_dir = os.path.join(a.root, IMAGES)
     orphans = [os.path.join(img_dir, f) for f in sorted(os.listdir(img_dir))
                if f.endswith(".svg") and os.path.join(img_dir, f) not in files] if os.path.isdir(img_dir) else []
