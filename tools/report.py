@@ -524,6 +524,8 @@ def ncu_banks_region(root):
                   "load bank conflicts | store bank conflicts |",
                   "| --- | ---: | ---: | ---: | ---: |"]
         for k in kernels:
+            if not k.get("ld_instructions") and not k.get("st_instructions"):
+                continue  # no shared-memory access (the copy and naive kernels)
             lines.append(f"| `{k.get('benchmark', '?')}` | {fmt(k.get('ld_wavefronts_per_instruction'))} | "
                          f"{fmt(k.get('st_wavefronts_per_instruction'))} | {k.get('ld_bank_conflicts', 0):.0f} | "
                          f"{k.get('st_bank_conflicts', 0):.0f} |")
