@@ -126,11 +126,15 @@ struct ShuffleBlockReduce {
 template <int kThreads, int kUnroll>
 inline constexpr int kMinBlocks = (kUnroll <= 4 ? 2048 : 1024) / kThreads;
 
-/// Default configuration of steps 7-9: threads per block, vectors in flight per thread, and
-/// (steps 8-9) the grid as a multiple of what the GPU holds at once.
+/// Default configuration of steps 7-9: threads per block, vectors in flight per thread, the
+/// load flavour, and (steps 8-9) the grid as a multiple of what the GPU holds at once. Chosen by
+/// the benchmark's sweep of the single-pass kernel (SMEM_REDUCTION_TUNE=1), see README.md.
+//! [stride config]
 inline constexpr int kStrideThreads = 256;
 inline constexpr int kStrideUnroll = 4;
+inline constexpr Load kStrideLoad = Load::ldg;
 inline constexpr int kStrideWaves = 1;
+//! [stride config]
 
 /// Blocks a grid-stride launch over n elements of T may use, before the GPU's limit: one
 /// vector per thread at most, at least one block, at most kMaxGridBlocks.
@@ -174,7 +178,7 @@ constexpr std::size_t grid_stride_bytes(long long n) {
 }
 
 /// *out = reduction of in[0, n) with `op`; see reduction_args.cuh for the contract.
-template <int kThreads = kStrideThreads, int kUnroll = kStrideUnroll, Load kLoad = Load::ldg, class T, class Op>
+template <int kThreads = kStrideThreads, int kUnroll = kStrideUnroll, Load kLoad = kStrideLoad, class T, class Op>
 cudaError_t reduce_grid_stride(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
                                T identity, cudaStream_t stream = nullptr) {
   cudaError_t err;

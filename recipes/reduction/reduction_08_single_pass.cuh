@@ -87,7 +87,7 @@ cudaError_t single_pass_launch(void* d_temp, std::size_t& temp_bytes, const T* i
 }
 
 /// *out = reduction of in[0, n) with `op`, in one kernel; see reduction_args.cuh for the contract.
-template <int kThreads = kStrideThreads, int kUnroll = kStrideUnroll, Load kLoad = Load::ldg,
+template <int kThreads = kStrideThreads, int kUnroll = kStrideUnroll, Load kLoad = kStrideLoad,
           int kWaves = kStrideWaves, class T, class Op>
 cudaError_t reduce_single_pass(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
                                T identity, cudaStream_t stream = nullptr) {

@@ -31,7 +31,7 @@ struct CubBlockReduce {
 //! [cub block reduce]
 
 /// *out = reduction of in[0, n) with `op`, in one kernel; see reduction_args.cuh for the contract.
-template <int kThreads = kStrideThreads, int kUnroll = kStrideUnroll, Load kLoad = Load::ldg,
+template <int kThreads = kStrideThreads, int kUnroll = kStrideUnroll, Load kLoad = kStrideLoad,
           int kWaves = kStrideWaves, class T, class Op>
 cudaError_t reduce_cub_block(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
                              T identity, cudaStream_t stream = nullptr) {
