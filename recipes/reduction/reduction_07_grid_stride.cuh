@@ -130,8 +130,8 @@ inline constexpr int kMinBlocks = (kUnroll <= 4 ? 2048 : 1024) / kThreads;
 /// load flavour, and (steps 8-9) the grid as a multiple of what the GPU holds at once. Chosen by
 /// the benchmark's sweep of the single-pass kernel (SMEM_REDUCTION_TUNE=1), see README.md.
 //! [stride config]
-inline constexpr int kStrideThreads = 256;
-inline constexpr int kStrideUnroll = 4;
+inline constexpr int kStrideThreads = 1024;
+inline constexpr int kStrideUnroll = 2;
 inline constexpr Load kStrideLoad = Load::ldg;
 inline constexpr int kStrideWaves = 1;
 //! [stride config]
