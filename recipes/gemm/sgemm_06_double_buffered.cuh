@@ -10,11 +10,10 @@
 ///    and read only after it;
 ///  - write-after-read: buffer (t + 1) % 2 was last read in iteration t - 1, and every thread
 ///    passed the barrier ending t - 1 after those reads, before writing it in iteration t.
-/// (Writing the next tile into shared memory *before* computing the current one, as a common
-/// sketch does, is also correct with two buffers; what breaks is dropping the barrier, or
-/// computing from a buffer whose barrier has not been passed.) The global-load latency of the
-/// next window now overlaps the current window's FMAs instead of stalling the warp at the top of
-/// the loop, and the barrier count halves. The cost is 16 KB of shared memory instead of 8 KB.
+/// The global-load latency of the next window now overlaps the current window's FMAs instead of
+/// stalling the warp at the top of the loop, and the barrier count halves. The cost is 16 KB of
+/// shared memory instead of 8 KB. Measured on the H200 the gain is small (a few percent): these
+/// 32 x 32 kernels are bound by shared-memory load instructions, which this does not change.
 #pragma once
 #include <cuda_runtime.h>
 

@@ -6,9 +6,11 @@
 /// and 256 threads. Shared-memory loads per FMA drop from 9/8 to 16/64 = 1/4, and each element
 /// loaded from global memory now serves 128 FMAs of the block instead of 64. The 64 accumulators
 /// cost registers (about 128 per thread), which caps the SM at two such blocks.
-/// What is left: the A fragment is read As[row][k] with rows 8 words apart, one 32-bit load per
-/// value; the B fragment, 8 consecutive words per thread, comes as two 128-bit loads, but lanes
-/// 8 words apart put 4 lanes of every quarter-warp in the same banks. Step 9 reorganises both.
+/// What is left: the compiler already turns the fragment reads into 128-bit loads (4 consecutive
+/// k of an A row, 4 consecutive columns of a B row), but the B fragments of neighbouring lanes are
+/// 8 words apart, so pairs of lanes in a quarter-warp hit the same banks: ncu counts 5 wavefronts
+/// per shared load where step 9 needs 3. And 153 registers per thread leave room for one block
+/// per SM. Step 9 reorganises the fragments and the loads.
 #pragma once
 #include <cuda_runtime.h>
 

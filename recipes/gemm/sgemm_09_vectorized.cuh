@@ -9,14 +9,14 @@
 ///    contiguous and come as two 128-bit shared loads (step 8 needed eight 32-bit loads).
 ///  - A thread's 8 rows (and 8 columns) are two groups of 4, 64 apart: rows 4 ty..4 ty+3 and
 ///    64 + 4 ty..; so the 8 lanes of a quarter-warp read 8 consecutive float4 of a B row, all 32
-///    banks once (conflict-free, where step 8's 8-word stride put 4 lanes on the same banks), and
+///    banks once (conflict-free, where step 8's 8-word stride put pairs of lanes on the same banks), and
 ///    the C stores are float4 too.
 ///  - Two buffers per tile and one barrier per window, as in step 6: the next window's float4
 ///    loads are in flight during the current window's 512 FMAs per thread.
 /// The price of the transpose is in the A store: a float4 of a row of A goes to four different
 /// rows of As, as four 32-bit stores in which lanes 2j and 2j + 1 (same m, k 4 apart, 512 words
 /// apart) hit the same bank: a 2-way conflict, 2 wavefronts per store instead of 1 (the host bank
-/// model checks this on a_offset()). It is one store per 64 FMAs, so it matters little here;
+/// model checks this on a_offset()). It is 4 stores per 512 FMAs of a thread, so it matters little;
 /// removing it is the next step of the ladder.
 ///
 /// The float4 paths need A, B and C 16-byte aligned and lda, ldb, ldc multiples of 4. Otherwise
