@@ -14,6 +14,7 @@
 ///   one barrier) instead of a shared-memory tree.
 /// Two launches: the grid writes one partial per block, then one block reduces the partials.
 /// Deterministic: the grid, and so the grouping of the operands, depends only on n and the GPU.
+/// On an H200 this step reads 2^28 floats within about 1% of `cub::DeviceReduce` (README.md).
 #pragma once
 #include <cuda_runtime.h>
 

@@ -5,8 +5,8 @@
 /// `cub::BlockReduce<T, kThreads, cub::BLOCK_REDUCE_WARP_REDUCTIONS>`, the library's version of
 /// the same algorithm (each warp reduces by shuffles, then one warp reduces the warp results),
 /// with its shared storage declared by the library. The load loop, the grid, and the last-block
-/// finish are step 8's. This shows how little of the kernel the block stage is: its speed is
-/// that of step 8, and the code a reader must maintain is shorter.
+/// finish are step 8's. This shows how little of the kernel the block stage is: on an H200 it
+/// measured the same as step 8, and the code a reader must maintain is shorter.
 #pragma once
 #include <cub/block/block_reduce.cuh>
 #include <cuda_runtime.h>
