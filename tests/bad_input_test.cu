@@ -1,0 +1,287 @@
+// The bad-input matrix: every launcher of every family (through the families' run()
+// dispatchers) against every kind of bad argument. Each case returns cudaErrorInvalidValue with
+// no output byte changed, or the documented result (empty sizes, K == 0, n == 0), or, for a
+// precondition a variant may lift (alignment, large K), either the correct result or the error
+// with the output untouched. With SMEM_BAD_INPUT_TABLE=<file>, the matrix is written there as a
+// markdown table (tools/report.py puts it in the docs).
+#include <doctest/doctest.h>
+
+#include <gemm/gemm.cuh>
+#include <reduction/reduction.cuh>
+#include <transpose/transpose.cuh>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "device_buffer.hpp"
+#include "gemm_reference.cuh"
+#include "gpu.hpp"
+#include "random.hpp"
+
+using smem::test::DeviceBuffer;
+
+namespace {
+
+constexpr unsigned char kPoison = 0x5A;
+
+// (family, case) -> variant -> outcome, in insertion order of cases.
+struct Matrix {
+  std::vector<std::pair<std::string, std::string>> cases;
+  std::map<std::pair<std::string, std::string>, std::vector<std::pair<std::string, std::string>>> cells;
+  void add(const std::string& family, const std::string& c, const std::string& variant, const std::string& outcome) {
+    const auto key = std::make_pair(family, c);
+    if (!cells.count(key)) cases.push_back(key);
+    cells[key].push_back({variant, outcome});
+  }
+} matrix;
+
+template <class T>
+bool untouched(const DeviceBuffer<T>& b) {
+  SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto h = b.download();
+  const auto* p = reinterpret_cast<const unsigned char*>(h.data());
+  for (std::size_t i = 0; i < h.size() * sizeof(T); ++i)
+    if (p[i] != kPoison) return false;
+  return true;
+}
+
+// A case that must be rejected: the error, nothing written, no error left behind.
+template <class T>
+void expect_rejected(const char* family, const char* c, const char* variant, cudaError_t e, const DeviceBuffer<T>& out) {
+  CAPTURE(c);
+  CHECK(e == cudaErrorInvalidValue);
+  CHECK(untouched(out));
+  CHECK(cudaGetLastError() == cudaSuccess);
+  matrix.add(family, c, variant, e == cudaErrorInvalidValue ? "invalid" : cudaGetErrorName(e));
+}
+
+// A precondition a variant may lift: either rejected with nothing written, or correct.
+template <class T, class Correct>
+void expect_handled_or_rejected(const char* family, const char* c, const char* variant, cudaError_t e,
+                                const DeviceBuffer<T>& out, Correct correct) {
+  CAPTURE(c);
+  if (e == cudaErrorInvalidValue) {
+    CHECK(untouched(out));
+    matrix.add(family, c, variant, "invalid");
+  } else {
+    REQUIRE(e == cudaSuccess);
+    SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(correct());
+    matrix.add(family, c, variant, "handled");
+  }
+}
+
+}  // namespace
+
+TEST_SUITE("gpu") {
+  TEST_CASE("transpose: bad inputs") {
+    namespace tr = smem::transpose;
+    const int rows = 33, cols = 65;
+    const std::size_t n = std::size_t(rows) * cols;
+    auto g = smem::test::rng(11);
+    const auto h = smem::test::random_vector<float>(n + 1, g);
+    DeviceBuffer<float> in(h), out(n + 1);
+    for (auto v : tr::kAllVariants) {
+      const char* name = tr::name(v);
+      CAPTURE(name);
+      auto run = [&](int r, int c, const float* i, float* o) {
+        out.poison(kPoison);
+        return tr::run(v, r, c, i, o);
+      };
+      expect_rejected("transpose", "rows < 0", name, run(-1, cols, in.get(), out.get()), out);
+      expect_rejected("transpose", "cols < 0", name, run(rows, -1, in.get(), out.get()), out);
+      expect_rejected("transpose", "in == nullptr", name, run(rows, cols, nullptr, out.get()), out);
+      expect_rejected("transpose", "out == nullptr", name, run(rows, cols, in.get(), nullptr), out);
+      expect_rejected("transpose", "in == out", name, run(rows, cols, out.get(), out.get()), out);
+      expect_rejected("transpose", "in overlaps out", name, run(rows, cols, out.get() + 7, out.get()), out);
+      {
+        const cudaError_t e = run(0, cols, in.get(), out.get());
+        CHECK(e == cudaSuccess);
+        CHECK(untouched(out));
+        matrix.add("transpose", "rows == 0", name, e == cudaSuccess ? "no-op" : cudaGetErrorName(e));
+      }
+      expect_handled_or_rejected("transpose", "in, out misaligned (+4 bytes)", name,
+                                 run(rows, cols, in.get() + 1, out.get() + 1), out, [&] {
+                                   const auto o = out.download();
+                                   for (int r = 0; r < rows; ++r)
+                                     for (int c = 0; c < cols; ++c) {
+                                       const float want = h[1 + std::size_t(r) * cols + c];
+                                       const float got = o[1 + (tr::transposes(v) ? std::size_t(c) * rows + r
+                                                                                  : std::size_t(r) * cols + c)];
+                                       if (std::memcmp(&want, &got, sizeof(float)) != 0) return false;
+                                     }
+                                   return true;
+                                 });
+    }
+  }
+
+  TEST_CASE("gemm: bad inputs") {
+    namespace gm = smem::gemm;
+    const int M = 33, N = 65, K = 17;
+    auto g = smem::test::rng(12);
+    const auto A = smem::test::random_vector<float>(std::size_t(M) * K + 1, g);
+    const auto B = smem::test::random_vector<float>(std::size_t(K) * N + 1, g);
+    const auto C0 = smem::test::random_vector<float>(std::size_t(M) * N + 1, g);
+    DeviceBuffer<float> dA(A), dB(B), dC(C0.size());
+    for (auto v : gm::kAllVariants) {
+      const char* name = gm::name(v);
+      CAPTURE(name);
+      auto run = [&](int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+                     float beta, float* c, int ldc) {
+        dC.poison(kPoison);
+        return gm::run(v, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+      };
+      const float* a = dA.get();
+      const float* b = dB.get();
+      float* c = dC.get();
+      expect_rejected("gemm", "M < 0", name, run(-1, N, K, 1, a, K, b, N, 0, c, N), dC);
+      expect_rejected("gemm", "N < 0", name, run(M, -1, K, 1, a, K, b, N, 0, c, N), dC);
+      expect_rejected("gemm", "K < 0", name, run(M, N, -1, 1, a, K, b, N, 0, c, N), dC);
+      expect_rejected("gemm", "A == nullptr", name, run(M, N, K, 1, nullptr, K, b, N, 0, c, N), dC);
+      expect_rejected("gemm", "B == nullptr", name, run(M, N, K, 1, a, K, nullptr, N, 0, c, N), dC);
+      expect_rejected("gemm", "C == nullptr", name, run(M, N, K, 1, a, K, b, N, 0, nullptr, N), dC);
+      expect_rejected("gemm", "lda < K", name, run(M, N, K, 1, a, K - 1, b, N, 0, c, N), dC);
+      expect_rejected("gemm", "ldb < N", name, run(M, N, K, 1, a, K, b, N - 1, 0, c, N), dC);
+      expect_rejected("gemm", "ldc < N", name, run(M, N, K, 1, a, K, b, N, 0, c, N - 1), dC);
+      expect_rejected("gemm", "C overlaps A", name, run(M, N, K, 1, c + 5, K, b, N, 0, c, N), dC);
+      expect_rejected("gemm", "C overlaps B", name, run(M, N, K, 1, a, K, c + 5, N, 0, c, N), dC);
+      for (int which = 0; which < 2; ++which) {
+        const cudaError_t e = which == 0 ? run(0, N, K, 1, a, K, b, N, 0, c, N) : run(M, 0, K, 1, a, K, b, N, 0, c, N);
+        CHECK(e == cudaSuccess);
+        CHECK(untouched(dC));
+        matrix.add("gemm", which == 0 ? "M == 0" : "N == 0", name, e == cudaSuccess ? "no-op" : cudaGetErrorName(e));
+      }
+      for (int which = 0; which < 2; ++which) {  // K == 0 and alpha == 0: C = beta * C
+        dC.upload(C0);
+        const cudaError_t e = which == 0 ? gm::run(v, M, N, 0, 1, a, K, b, N, 2, c, N)
+                                         : gm::run(v, M, N, K, 0, a, K, b, N, 2, c, N);
+        REQUIRE(e == cudaSuccess);
+        const auto got = dC.download();
+        bool ok = true;
+        for (std::size_t i = 0; i < std::size_t(M) * N; ++i) ok = ok && got[i] == 2 * C0[i];
+        CHECK(ok);
+        matrix.add("gemm", which == 0 ? "K == 0 (C = beta C)" : "alpha == 0 (C = beta C)", name,
+                   ok ? "beta C" : "wrong");
+      }
+      auto matches_reference = [&](int m, int n, int k, const std::vector<float>& hA, int lda, int off_a,
+                                   const std::vector<float>& hB, int ldb) {
+        return [=, &dC] {
+          std::vector<float> a0(hA.begin() + off_a, hA.end()), c0;
+          std::vector<double> R, S;
+          smem::test::gemm_reference_cpu(m, n, k, 1.0f, a0, lda, hB, ldb, 0.0f, c0, n, R, S);
+          const auto got = dC.download();
+          for (std::size_t i = 0; i < R.size(); ++i)
+            if (!(std::fabs(got[i] - R[i]) <= 4 * k * 1.2e-7 * S[i] + 1e-30)) return false;
+          return true;
+        };
+      };
+      expect_handled_or_rejected("gemm", "A misaligned (+4 bytes)", name, run(M, N, K, 1, a + 1, K, b, N, 0, c, N), dC,
+                                 matches_reference(M, N, K, A, K, 1, B, N));
+      {  // A K far beyond what a full-K shared-memory strip can hold (1 x 1 output)
+        const int big_k = 1 << 20;
+        auto g2 = smem::test::rng(13);
+        const auto bA = smem::test::random_vector<float>(big_k, g2), bB = smem::test::random_vector<float>(big_k, g2);
+        DeviceBuffer<float> dbA(bA), dbB(bB);
+        expect_handled_or_rejected("gemm", "K = 2^20 (beyond a full-K strip)", name,
+                                   run(1, 1, big_k, 1, dbA.get(), big_k, dbB.get(), 1, 0, c, 1), dC,
+                                   matches_reference(1, 1, big_k, bA, big_k, 0, bB, 1));
+      }
+    }
+  }
+
+  TEST_CASE("reduction: bad inputs") {
+    namespace rd = smem::reduction;
+    const long long n = 100003;
+    auto g = smem::test::rng(14);
+    const auto h = smem::test::random_vector<float>(std::size_t(n) + 1, g);
+    DeviceBuffer<float> in(h), out(1);
+    for (auto v : rd::kAllVariants) {
+      const char* name = rd::name(v);
+      CAPTURE(name);
+      std::size_t bytes = 0;
+      REQUIRE(rd::run<float>(v, nullptr, bytes, in.get(), n, out.get(), rd::Sum{}, 0.0f) == cudaSuccess);
+      DeviceBuffer<unsigned char> temp(bytes + 16);
+      auto run = [&](const float* i, long long m, float* o, std::size_t b) {
+        out.poison(kPoison);
+        return rd::run<float>(v, temp.get(), b, i, m, o, rd::Sum{}, 0.0f);
+      };
+      expect_rejected("reduction", "n < 0", name, run(in.get(), -1, out.get(), bytes), out);
+      expect_rejected("reduction", "in == nullptr", name, run(nullptr, n, out.get(), bytes), out);
+      expect_rejected("reduction", "out == nullptr", name, run(in.get(), n, nullptr, bytes), out);
+      if (bytes > 0) {
+        expect_rejected("reduction", "workspace too small", name, run(in.get(), n, out.get(), bytes - 1), out);
+      } else {
+        matrix.add("reduction", "workspace too small", name, "needs none");
+      }
+      {
+        const cudaError_t e = run(in.get(), 0, out.get(), bytes);
+        CHECK(e == cudaSuccess);
+        SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+        const bool identity = out.download()[0] == 0.0f;
+        CHECK(identity);
+        matrix.add("reduction", "n == 0 (identity)", name, identity ? "identity" : "wrong");
+      }
+      expect_handled_or_rejected("reduction", "in misaligned (+4 bytes)", name, run(in.get() + 1, n, out.get(), bytes),
+                                 out, [&] {
+                                   double sum = 0, mag = 0;
+                                   for (long long i = 1; i <= n; ++i) sum += h[i], mag += std::fabs(h[i]);
+                                   return std::fabs(out.download()[0] - sum) <= 2 * 1.2e-7 * std::log2(double(n)) * mag;
+                                 });
+    }
+  }
+
+  TEST_CASE("transpose: more than 2^31 elements") {
+    namespace tr = smem::transpose;
+    if (smem::test::small_shapes_only()) return;
+    const int rows = 65536, cols = 32769;  // 2^31 + 2^16 elements, 8 GiB per matrix
+    const std::size_t n = std::size_t(rows) * cols;
+    DeviceBuffer<int> in(n), out(n);
+    // Every 4096th row of in holds 0 .. cols-1; the transposed columns are checked for it.
+    std::vector<int> row(cols);
+    for (int c = 0; c < cols; ++c) row[c] = c;
+    for (int r = 0; r < rows; r += 4096)
+      SMEM_CUDA_CHECK(cudaMemcpy(in.get() + std::size_t(r) * cols, row.data(), cols * sizeof(int), cudaMemcpyHostToDevice));
+    for (auto v : {tr::Variant::naive, tr::Variant::padded, tr::Variant::vectorized}) {
+      CAPTURE(tr::name(v));
+      out.poison(kPoison);
+      REQUIRE(tr::run(v, rows, cols, in.get(), out.get()) == cudaSuccess);
+      SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+      // Row r of in (r multiple of 4096) holds 0..cols-1: column r of out must hold it.
+      bool ok = true;
+      for (int c = cols - 3; c < cols; ++c)
+        for (int r = 0; r < rows; r += 4096) {
+          int x = -1;
+          SMEM_CUDA_CHECK(cudaMemcpy(&x, out.get() + std::size_t(c) * rows + r, sizeof(int), cudaMemcpyDeviceToHost));
+          ok = ok && x == c;
+        }
+      CHECK(ok);
+      matrix.add("transpose", "2^31 + 2^16 elements", tr::name(v), ok ? "handled" : "wrong");
+    }
+  }
+
+  TEST_CASE("write the bad-input matrix") {
+    const char* path = std::getenv("SMEM_BAD_INPUT_TABLE");
+    if (path == nullptr) return;
+    std::ofstream f(path);
+    std::string family;
+    for (const auto& key : matrix.cases) {
+      const auto& row = matrix.cells[key];
+      if (key.first != family) {
+        family = key.first;
+        f << "\n#### " << family << "\n\n| case |";
+        for (const auto& cell : row) f << " `" << cell.first << "` |";
+        f << "\n| --- |";
+        for (std::size_t i = 0; i < row.size(); ++i) f << " --- |";
+        f << "\n";
+      }
+      f << "| " << key.second << " |";
+      for (const auto& cell : row) f << " " << cell.second << " |";
+      f << "\n";
+    }
+  }
+}
