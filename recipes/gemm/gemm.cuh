@@ -18,6 +18,10 @@
 #include "sgemm_07_blocktile_1d.cuh"
 #include "sgemm_08_blocktile_2d.cuh"
 #include "sgemm_09_vectorized.cuh"
+#include "sgemm_10_conflict_free.cuh"
+#include "sgemm_11_warptiled.cuh"
+#include "sgemm_12_multistage.cuh"
+#include "sgemm_13_autotuned.cuh"
 
 namespace smem::gemm {
 
@@ -33,12 +37,17 @@ enum class Variant {
   blocktile_1d,
   blocktile_2d,
   vectorized,
+  conflict_free,
+  warptiled,
+  multistage,
+  autotuned,
 };
 
 inline constexpr Variant kAllVariants[] = {
     Variant::naive,           Variant::coalesced,    Variant::full_k_strip, Variant::tiled_16,
     Variant::tiled_32,        Variant::tiled_32_padded, Variant::double_buffered,
     Variant::blocktile_1d,    Variant::blocktile_2d, Variant::vectorized,
+    Variant::conflict_free,   Variant::warptiled,    Variant::multistage,   Variant::autotuned,
 };
 
 constexpr const char* name(Variant v) {
@@ -53,6 +62,10 @@ constexpr const char* name(Variant v) {
     case Variant::blocktile_1d: return "blocktile_1d";
     case Variant::blocktile_2d: return "blocktile_2d";
     case Variant::vectorized: return "vectorized";
+    case Variant::conflict_free: return "conflict_free";
+    case Variant::warptiled: return "warptiled";
+    case Variant::multistage: return "multistage";
+    case Variant::autotuned: return "autotuned";
   }
   return "?";
 }
@@ -72,6 +85,10 @@ inline cudaError_t run(Variant v, int M, int N, int K, float alpha, const float*
     case Variant::blocktile_1d: return sgemm_blocktile_1d(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
     case Variant::blocktile_2d: return sgemm_blocktile_2d(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
     case Variant::vectorized: return sgemm_vectorized(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+    case Variant::conflict_free: return sgemm_conflict_free(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+    case Variant::warptiled: return sgemm_warptiled(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+    case Variant::multistage: return sgemm_multistage(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+    case Variant::autotuned: return sgemm_autotuned(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
   }
   return cudaErrorInvalidValue;
 }
@@ -97,6 +114,10 @@ inline cudaError_t attributes(Variant v, int K, KernelAttributes* out) {
     case Variant::blocktile_1d: return sgemm_blocktile_1d_attributes(K, out);
     case Variant::blocktile_2d: return sgemm_blocktile_2d_attributes(K, out);
     case Variant::vectorized: return sgemm_vectorized_attributes(K, out);
+    case Variant::conflict_free: return sgemm_conflict_free_attributes(K, out);
+    case Variant::warptiled: return sgemm_warptiled_attributes(K, out);
+    case Variant::multistage: return sgemm_multistage_attributes(K, out);
+    case Variant::autotuned: return sgemm_autotuned_attributes(K, out);
   }
   return cudaErrorInvalidValue;
 }

@@ -1,0 +1,16 @@
+# The SGEMM tuner (./cookbook tune gemm): built only on request, so that CI and the ordinary
+# build stay fast. Its candidates are compiled in kTuneParts translation units in parallel.
+option(SMEM_BUILD_TUNER "Build the SGEMM tuner gemm_tune (./cookbook tune gemm)" OFF)
+if(SMEM_BUILD_TUNER)
+  set(smem_tune_objects)
+  foreach(part RANGE 0 7)
+    add_library(gemm_tune_part${part} OBJECT ${CMAKE_CURRENT_LIST_DIR}/gemm_tune_part.cu)
+    target_compile_definitions(gemm_tune_part${part} PRIVATE SMEM_TUNE_PART=${part})
+    target_include_directories(gemm_tune_part${part} PRIVATE ${PROJECT_SOURCE_DIR}/recipes)
+    target_link_libraries(gemm_tune_part${part} PRIVATE smem::common)
+    list(APPEND smem_tune_objects $<TARGET_OBJECTS:gemm_tune_part${part}>)
+  endforeach()
+  add_executable(gemm_tune ${CMAKE_CURRENT_LIST_DIR}/gemm_tune.cu ${smem_tune_objects})
+  target_include_directories(gemm_tune PRIVATE ${PROJECT_SOURCE_DIR}/recipes)
+  target_link_libraries(gemm_tune PRIVATE smem::common CUDA::cublas)
+endif()

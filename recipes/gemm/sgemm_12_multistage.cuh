@@ -1,0 +1,248 @@
+/// \file sgemm_12_multistage.cuh
+/// \brief Step 12, multistage pipeline: `cp.async` copies global memory straight into a ring of
+/// kStages shared-memory tiles, several K-tiles ahead of the compute, with one barrier per
+/// K-tile; dynamic shared memory beyond the 48 KB static limit.
+///
+/// Step 11 stages the next K-tile through registers: the loads must land before the thread can
+/// store them, which costs registers (the staging array) and ties one K-tile of latency to the
+/// compute of one K-tile. `cp.async` (sm_80+) moves global memory to shared memory without
+/// registers and completes in commit groups; with kStages buffers, kStages - 1 K-tiles are in
+/// flight while one is computed. A copy of 4 bytes may go to any shared address, so the A tile is
+/// still stored transposed (As[k][m]), one word per copy, with the lanes of a warp covering 8 K
+/// values x 4 rows: the padded row (BM + 4 floats) puts those 32 words in 32 different banks.
+/// B goes in 16-byte copies. The copy's source size operand zero-fills what lies past M, N or
+/// K, so partial tiles need no separate path; B falls back to 4-byte copies when its pointer or
+/// leading dimension is not a multiple of 16 bytes.
+///
+/// The loop (per K-tile kt, stage kt % kStages):
+/// - at its first k, the copies for K-tile kt + kStages - 1 go into the stage that K-tile
+///   kt - 1 used (every thread passed the barrier after its last read of it);
+/// - at its last k, `cp.async.wait_group kStages - 2` (K-tile kt + 1 has landed for this
+///   thread) and `__syncthreads()` (for every thread); then the first fragments of K-tile kt + 1
+///   are read before the last outer product of K-tile kt, so the barrier does not drain the
+///   fragment pipeline.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "gemm_args.cuh"
+#include "sgemm_10_conflict_free.cuh"
+#include "sgemm_11_warptiled.cuh"
+
+namespace smem::gemm {
+
+/// A WarpTiling with a number of pipeline stages.
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int Stages>
+struct MultistageShape : WarpTiling<BM, BN, BK, WM, WN, TM, TN> {
+  static_assert(Stages >= 2, "at least two stages");
+  static constexpr int kStages = Stages;
+  static constexpr int kStageFloats = WarpTiling<BM, BN, BK, WM, WN, TM, TN>::kAFloats +
+                                      WarpTiling<BM, BN, BK, WM, WN, TM, TN>::kBFloats;
+  static constexpr int kSmemBytes = Stages * kStageFloats * int(sizeof(float));
+  /// Copy mapping of A: thread t copies rows t / 8 + p * kARowsPerPass (pass p) and columns
+  /// k = t % 8 + 8 c (chunk c) of the tile, so a warp's 32 copies are 4 rows x 8 consecutive k:
+  /// 32 bytes of each row (whole sectors) and, in As[k][m], 32 different banks.
+  static constexpr int kARowsPerPass = WarpTiling<BM, BN, BK, WM, WN, TM, TN>::kThreads / 8;
+  static constexpr int kAPasses = BM / kARowsPerPass, kAChunks = BK / 8;
+  static_assert(BM % kARowsPerPass == 0, "the A copy passes must tile BM");
+  __host__ __device__ static constexpr int a_copy_row(int t, int p) { return t / 8 + p * kARowsPerPass; }
+  __host__ __device__ static constexpr int a_copy_k(int t, int c) { return t % 8 + 8 * c; }
+  /// Copy mapping of B: thread t copies the float4 at row t / (BN / 4) + q * kBRowsPerPass,
+  /// columns 4 (t % (BN / 4)) .. + 3: a warp covers 512 contiguous bytes of a row.
+  static constexpr int kBRowsPerPass = WarpTiling<BM, BN, BK, WM, WN, TM, TN>::kThreads / (BN / 4);
+  static constexpr int kBPasses = BK / kBRowsPerPass;
+  static_assert(kBRowsPerPass >= 1 && BK % kBRowsPerPass == 0, "the B copy passes must tile BK");
+  __host__ __device__ static constexpr int b_copy_row(int t, int q) { return t / (BN / 4) + q * kBRowsPerPass; }
+  __host__ __device__ static constexpr int b_copy_col(int t) { return t % (BN / 4) * 4; }
+};
+
+namespace detail {
+
+//! [cp.async]
+/// 4-byte copy global -> shared; src_bytes 0 writes a zero and reads nothing.
+__device__ __forceinline__ void cp_async_4(float* dst, const float* src, int src_bytes) {
+  const unsigned s = unsigned(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src), "r"(src_bytes));
+}
+/// 16-byte copy (both addresses 16-byte aligned); bytes past src_bytes are zero-filled.
+__device__ __forceinline__ void cp_async_16(float* dst, const float* src, int src_bytes) {
+  const unsigned s = unsigned(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+}
+//! [cp.async]
+
+}  // namespace detail
+
+//! [multistage kernel]
+/// kVecB: B and ldb allow 16-byte copies. C and ldc allowing float4 stores: `cvec`.
+template <class T, bool kVecB>
+__global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
+    sgemm_multistage_kernel(int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
+                            const float* __restrict__ B, int ldb, float beta, float* __restrict__ C,
+                            int ldc, bool cvec) {
+  constexpr int BM = T::kBM, BN = T::kBN, BK = T::kBK, S = T::kStages;
+  extern __shared__ __align__(16) float smem[];  // S stages of [As | Bs]
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const auto blk = detail::grouped_block(int((M + BM - 1) / BM), int((N + BN - 1) / BN));
+  const int m0 = blk.m * BM, n0 = blk.n * BN;
+  const int tiles_k = (K + BK - 1) / BK;
+
+  // Copy sources, fixed for the kernel: the thread's first A row and B row; passes add whole
+  // rows. A block inside C in both dimensions takes the unpredicated path for every K-tile but
+  // a partial last one, so the copies cost an address add each, not a bounds check.
+  const int a_m = T::a_copy_row(tid, 0), a_k = T::a_copy_k(tid, 0);
+  const int b_k = T::b_copy_row(tid, 0), b_n = T::b_copy_col(tid);
+  const float* a_src = A + std::size_t(m0 + a_m < M ? m0 + a_m : 0) * lda + a_k;
+  const float* b_src = B + std::size_t(b_k) * ldb + n0 + b_n;
+  const bool interior = m0 + BM <= M && n0 + BN <= N;
+  const std::size_t a_pass = std::size_t(T::kARowsPerPass) * lda;
+  const std::size_t b_pass = std::size_t(T::kBRowsPerPass) * ldb;
+
+  auto load_tile = [&](int stage, int kt) {
+    float* As = smem + stage * T::kStageFloats + T::a_offset(a_k, a_m);
+    float* Bs = smem + stage * T::kStageFloats + T::kAFloats + T::b_offset(b_k, b_n);
+    const int k0 = kt * BK;
+    const float* a = a_src + k0;
+    const float* b = b_src + std::size_t(k0) * ldb;
+    if (interior && k0 + BK <= K) {
+#pragma unroll
+      for (int p = 0; p < T::kAPasses; ++p)
+#pragma unroll
+        for (int c = 0; c < T::kAChunks; ++c)
+          detail::cp_async_4(As + T::a_offset(8 * c, p * T::kARowsPerPass), a + p * a_pass + 8 * c, 4);
+#pragma unroll
+      for (int q = 0; q < T::kBPasses; ++q) {
+        if constexpr (kVecB) {
+          detail::cp_async_16(Bs + T::b_offset(q * T::kBRowsPerPass, 0), b + q * b_pass, 16);
+        } else {
+#pragma unroll
+          for (int c = 0; c < 4; ++c)
+            detail::cp_async_4(Bs + T::b_offset(q * T::kBRowsPerPass, c), b + q * b_pass + c, 4);
+        }
+      }
+      return;
+    }
+    // Edge tiles: what lies past M, N or K is zero-filled (source size 0, source address A or B).
+#pragma unroll
+    for (int p = 0; p < T::kAPasses; ++p) {
+      const bool row_ok = m0 + a_m + p * T::kARowsPerPass < M;
+#pragma unroll
+      for (int c = 0; c < T::kAChunks; ++c) {
+        const bool ok = row_ok && k0 + a_k + 8 * c < K;
+        detail::cp_async_4(As + T::a_offset(8 * c, p * T::kARowsPerPass), ok ? a + p * a_pass + 8 * c : A,
+                           ok ? 4 : 0);
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < T::kBPasses; ++q) {
+      const int gk = k0 + b_k + q * T::kBRowsPerPass, gn = n0 + b_n;
+      const float* row = b + q * b_pass;
+      if constexpr (kVecB) {
+        const int bytes = gk < K ? (N - gn >= 4 ? 16 : N - gn > 0 ? 4 * (N - gn) : 0) : 0;
+        detail::cp_async_16(Bs + T::b_offset(q * T::kBRowsPerPass, 0), bytes ? row : B, bytes);
+      } else {
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          const bool ok = gk < K && gn + c < N;
+          detail::cp_async_4(Bs + T::b_offset(q * T::kBRowsPerPass, c), ok ? row + c : B, ok ? 4 : 0);
+        }
+      }
+    }
+  };
+
+  // Prologue: K-tiles 0 .. S - 2 in flight, one commit group each (empty past the end).
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s) {
+    if (s < tiles_k) load_tile(s, s);
+    detail::cp_async_commit();
+  }
+  detail::cp_async_wait<S - 2>();
+  __syncthreads();
+
+  float acc[T::kTM][T::kTN] = {};
+  float a[2][T::kTM], b[2][T::kTN];
+  int read = 0, write = S - 1;
+  const float* As = smem;
+  const float* Bs = smem + T::kAFloats;
+  detail::load_fragments<T>(As, Bs, 0, warp, lane, a[0], b[0]);
+  for (int kt = 0; kt < tiles_k; ++kt) {
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+      if (k == 0) {  // refill the stage K-tile kt - 1 used
+        if (kt + S - 1 < tiles_k) load_tile(write, kt + S - 1);
+        detail::cp_async_commit();
+        write = write + 1 == S ? 0 : write + 1;
+      }
+      if (k < BK - 1) {
+        detail::load_fragments<T>(As, Bs, k + 1, warp, lane, a[(k + 1) % 2], b[(k + 1) % 2]);
+      } else if (kt + 1 < tiles_k) {  // move to the next stage: one barrier per K-tile
+        detail::cp_async_wait<S - 2>();
+        __syncthreads();
+        read = read + 1 == S ? 0 : read + 1;
+        As = smem + read * T::kStageFloats;
+        Bs = As + T::kAFloats;
+        detail::load_fragments<T>(As, Bs, 0, warp, lane, a[0], b[0]);
+      }
+      detail::outer_product<T>(acc, a[k % 2], b[k % 2]);
+    }
+  }
+  detail::cp_async_wait<0>();  // nothing real is pending; leave no copy behind the block's exit
+  detail::store_tile<T>(acc, m0, n0, warp, lane, M, N, alpha, beta, C, ldc, cvec);
+}
+//! [multistage kernel]
+
+/// C = alpha * A * B + beta * C with any MultistageShape T; any sizes and leading dimensions.
+template <class T>
+cudaError_t sgemm_multistage_with(int M, int N, int K, float alpha, const float* A, int lda,
+                                  const float* B, int ldb, float beta, float* C, int ldc,
+                                  cudaStream_t stream = nullptr) {
+  if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)
+    return finish_without_launch(a, M, N, beta, C, ldc, stream);
+  const long long blocks = (M + T::kBM - 1LL) / T::kBM * ((N + T::kBN - 1LL) / T::kBN);
+  if (blocks > 0x7fffffffLL) return cudaErrorInvalidValue;
+  const bool vec_b = ldb % 4 == 0 && detail::aligned16(B);
+  const bool cvec = ldc % 4 == 0 && detail::aligned16(C);
+  auto kernel = vec_b ? sgemm_multistage_kernel<T, true> : sgemm_multistage_kernel<T, false>;
+  // Above 48 KB a kernel must opt in to its dynamic shared memory (per device, cheap to repeat).
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           T::kSmemBytes);
+      e != cudaSuccess)
+    return e;
+  kernel<<<unsigned(blocks), T::kThreads, T::kSmemBytes, stream>>>(M, N, K, alpha, A, lda, B, ldb,
+                                                                   beta, C, ldc, cvec);
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t sgemm_multistage_attributes_with(KernelAttributes* out) {
+  if (cudaError_t e = cudaFuncSetAttribute(sgemm_multistage_kernel<T, true>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
+      e != cudaSuccess)
+    return e;
+  return kernel_attributes(sgemm_multistage_kernel<T, true>, T::kThreads, T::kSmemBytes, out);
+}
+
+/// The shape of step 12: 128 x 256 x 16 block tile, 8 warps of 64 x 64, 8 x 16 per thread,
+/// 3 stages: 3 x (16 x 132 + 16 x 256) x 4 B = 74.5 KB of dynamic shared memory. It was the
+/// fastest candidate of the first tuning sweep at 2048^3 and above on the H200.
+using MultistageDefault = MultistageShape<128, 256, 16, 64, 64, 8, 16, 3>;
+
+/// C = alpha * A * B + beta * C, row-major, cp.async multistage pipeline (MultistageDefault).
+inline cudaError_t sgemm_multistage(int M, int N, int K, float alpha, const float* A, int lda,
+                                    const float* B, int ldb, float beta, float* C, int ldc,
+                                    cudaStream_t stream = nullptr) {
+  return sgemm_multistage_with<MultistageDefault>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+}
+
+inline cudaError_t sgemm_multistage_attributes(int /*K*/, KernelAttributes* out) {
+  return sgemm_multistage_attributes_with<MultistageDefault>(out);
+}
+
+}  // namespace smem::gemm
