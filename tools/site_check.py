@@ -23,7 +23,7 @@ from html.parser import HTMLParser
 from urllib.parse import unquote, urlsplit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report import BEGIN, families, image_name  # noqa: E402
+from report import BEGIN, families, image_name, load_runs  # noqa: E402
 
 LINK_ATTRS = {"a": "href", "link": "href", "script": "src", "img": "src", "object": "data",
               "iframe": "src", "area": "href", "embed": "src", "source": "src"}
@@ -190,11 +190,14 @@ def check_render(browser, html_dir, root):
         ladder = [t for t in page.tables if t and t[0][:2] == ["step", "variant"]]
         if len(ladder) < len(measured):
             problems.append(f"{page_file}: {len(ladder)} ladder tables rendered, {len(measured)} GPUs measured")
-        for t in ladder:
-            have = {r[1] for r in t[1:]}
-            missing = {s["variant"] for s in fam.steps} - have
+        # One ladder table per GPU, in the order of results/<gpu>/: every variant measured at the
+        # headline shape is a row of it.
+        runs = load_runs(root).get(fam.name, [])
+        for t, r in zip(ladder, runs):
+            have = {row[1] for row in t[1:]}
+            missing = set(r.shapes.get(r.headline(), {})) - have
             if missing:
-                problems.append(f"{page_file}: ladder table lacks {sorted(missing)}")
+                problems.append(f"{page_file}: the {r.gpu} ladder table lacks {sorted(missing)}")
     elif "No results yet" not in "".join(page.text):
         problems.append(f"{page_file}: no results and no 'No results yet' note")
     return problems
