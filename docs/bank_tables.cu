@@ -6,6 +6,9 @@
 #include <gemm/sgemm_03_full_k_strip.cuh>
 #include <gemm/sgemm_04_tiled.cuh>
 #include <gemm/sgemm_09_vectorized.cuh>
+#include <gemm/sgemm_10_conflict_free.cuh>
+#include <gemm/sgemm_11_warptiled.cuh>
+#include <gemm/sgemm_12_multistage.cuh>
 #include <reduction/reduction_02_interleaved_strided.cuh>
 #include <reduction/reduction_03_sequential.cuh>
 #include <transpose/transpose.cuh>
@@ -136,6 +139,46 @@ void tiled_rows(const char* step) {
       worst(T * T, T, 4, [&](int w, int k, int l) { return L::offset(k, tx(w, l)) * 4; }));
 }
 
+// Steps 11 and 12 (the shapes they launch by default): float4 fragment reads of A and B for every
+// warp and k; step 11's register-staged A store; step 12's cp.async copies.
+template <class T, bool StagedStore>
+void warptiling_rows(const char* step) {
+  const int threads = T::kThreads;
+  int a = 0, b = 0;
+  for (int gi = 0; gi < T::kTM / 4; ++gi)
+    a = std::max(a, worst(threads, T::kBK, 16, [&](int w, int k, int l) { return T::a_offset(k, T::thread_row(w, l, gi)) * 4; }));
+  for (int gj = 0; gj < T::kTN / 4; ++gj)
+    b = std::max(b, worst(threads, T::kBK, 16, [&](int w, int k, int l) { return T::b_offset(k, T::thread_col(w, l, gj)) * 4; }));
+  row(step, "A fragment float4 read", "float", 16, a);
+  row(step, "B fragment float4 read", "float", 16, b);
+  if constexpr (StagedStore) {
+    int st = 0;
+    for (int first = 0; first < T::kBM * T::kBK / 4; first += 32)
+      for (int c = 0; c < 4; ++c)
+        st = std::max(st, wavefronts_of([&](int l) {
+          const int idx = first + l;
+          return T::a_offset(idx % (T::kBK / 4) * 4 + c, idx / (T::kBK / 4)) * 4;
+        }, 4));
+    row(step, "register-staged A store, 4 words down `As`", "float", 4, st);
+  } else {
+    using S = T;
+    int ca = 0, cb = 0;
+    for (int p = 0; p < S::kAPasses; ++p)
+      for (int c = 0; c < S::kAChunks; ++c)
+        ca = std::max(ca, worst(threads, 1, 4, [&](int w, int, int l) {
+          const int t = 32 * w + l;
+          return S::a_offset(S::a_copy_k(t, c), S::a_copy_row(t, p)) * 4;
+        }));
+    for (int q = 0; q < S::kBPasses; ++q)
+      cb = std::max(cb, worst(threads, 1, 16, [&](int w, int, int l) {
+        const int t = 32 * w + l;
+        return S::b_offset(S::b_copy_row(t, q), S::b_copy_col(t)) * 4;
+      }));
+    row(step, "`cp.async` 4-byte copy of A into `As[k][m]`", "float", 4, ca);
+    row(step, "`cp.async` 16-byte copy of B", "float", 16, cb);
+  }
+}
+
 void gemm_rows() {
   // Step 3: a 16 x 16 block; warp 0 has rows ty = 0 and 1 (lanes 0-15 and 16-31).
   for (int K : {64, 1001, 1024}) {
@@ -169,6 +212,16 @@ void gemm_rows() {
       }));
   row("08-style fragment", "B fragment of 8 consecutive words read as float4", "float", 16,
       wavefronts_of([](int l) { return (3 * 128 + l % 16 * 8) * 4; }, 16));
+  row("10 `conflict_free`", "transposed A store, rows padded to 132 words", "float", 4,
+      worst(gm::cf::kThreads, 4, 4, [&](int w, int c, int l) {
+        return gm::cf::a_offset(gm::cf::a_col(tid(w, l)) + c, gm::cf::a_row(tid(w, l))) * 4;
+      }));
+  row("10 `conflict_free`", "A fragment float4 read", "float", 16,
+      worst(gm::cf::kThreads, gm::cf::BK * 2, 16, [&](int w, int kh, int l) {
+        return gm::cf::a_offset(kh / 2, v::frag(tid(w, l) / tpr, kh % 2 * 4)) * 4;
+      }));
+  warptiling_rows<gm::WarptiledShape, true>("11 `warptiled`");
+  warptiling_rows<gm::MultistageDefault, false>("12 `multistage`");
 }
 
 // Reduction tree round `stride`, warp 0 (busy in every round): the worse of the two accesses
