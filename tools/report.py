@@ -36,7 +36,7 @@ OCC_COUNTERS = [("blocks/SM", ["blocks_per_sm"]),
                 ("registers/thread", ["registers", "regs_per_thread"]),
                 ("shared bytes/block", ["smem_static_bytes+smem_dynamic_bytes", "smem_per_block",
                                         "static_smem+dynamic_smem"]),
-                ("threads/block", ["threads", "threads_per_block"])]
+                ("threads/block", ["threads_per_block"])]  # not "threads": Google Benchmark's own field
 
 
 def occupancy(e):
@@ -549,8 +549,9 @@ def occupancy_rows(all_runs, only=None):
                 if only and not only(occ):
                     continue
                 rr = rate(e)
+                warps = occ[0] * occ[3] / 32 if occ[0] is not None and occ[3] else None
                 rows.append(f"| {r.gpu_name} | {fam} {h} | `{v}` | " +
-                            " | ".join("-" if x is None else f"{x:.0f}" for x in occ) +
+                            " | ".join("-" if x is None else f"{x:.0f}" for x in occ + [warps]) +
                             f" | {fmt_rate(rr[1]) + ' ' + rr[0] if rr else '-'} |")
     return rows
 
@@ -563,8 +564,8 @@ def occupancy_region(all_runs):
                 "`smem_dynamic_bytes`, `threads_per_block`: blocks per SM from `cudaOccupancyMaxActiveBlocksPerMultiprocessor`, the kernel's "
                 "registers and shared memory from `cudaFuncGetAttributes`), this table lists them "
                 "for every kernel next to its measured rate.")
-    return "\n".join(["| GPU | benchmark | kernel | " + " | ".join(t for t, _ in OCC_COUNTERS) + " | measured |",
-                      "| --- | --- | --- |" + " ---: |" * (len(OCC_COUNTERS) + 1)] + rows)
+    return "\n".join(["| GPU | benchmark | kernel | " + " | ".join(t for t, _ in OCC_COUNTERS) + " | resident warps/SM | measured |",
+                      "| --- | --- | --- |" + " ---: |" * (len(OCC_COUNTERS) + 2)] + rows)
 
 
 def carveout_region(all_runs):
@@ -583,8 +584,9 @@ def carveout_region(all_runs):
     if rows:
         lines += ["Kernels above the 48 KB static limit (opted in with "
                   "`cudaFuncAttributeMaxDynamicSharedMemorySize`):", "",
-                  "| GPU | benchmark | kernel | " + " | ".join(t for t, _ in OCC_COUNTERS) + " | measured |",
-                  "| --- | --- | --- |" + " ---: |" * (len(OCC_COUNTERS) + 1)] + rows
+                  "| GPU | benchmark | kernel | " + " | ".join(t for t, _ in OCC_COUNTERS) +
+                  " | resident warps/SM | measured |",
+                  "| --- | --- | --- |" + " ---: |" * (len(OCC_COUNTERS) + 2)] + rows
     else:
         lines += ["No kernel in `results/` records more than 48 KB of shared memory per block yet."]
     return "\n".join(lines)
