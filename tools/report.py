@@ -537,6 +537,16 @@ def ncu_banks_region(root):
     return "\n".join(lines)
 
 
+def results_text_region(root, name, title, missing):
+    """The text files results/<gpu>/<name> (written on a GPU by the robustness runs), one section
+    per GPU, in order."""
+    parts = []
+    for path in sorted(glob.glob(os.path.join(root, "results", "*", name))):
+        body = open(path).read().strip("\n")
+        parts.append(f"{title} `{os.path.relpath(path, root)}`:\n\n{body}\n")
+    return "\n".join(parts) if parts else missing
+
+
 def occupancy_rows(all_runs, only=None):
     rows = []
     for fam, rs in sorted(all_runs.items()):
@@ -639,6 +649,12 @@ def plan(root, bank_tables):
     add("docs/occupancy.md", "results occupancy", occupancy_region(all_runs))
     add("docs/dynamic_smem.md", "results carveout", carveout_region(all_runs))
     add("docs/banks.md", "results ncu banks", ncu_banks_region(root))
+    add("docs/robustness.md", "bad inputs", results_text_region(
+        root, "bad_inputs.md", "Written by `tests/bad_input_test` on the GPU machine,",
+        "Not run yet: the matrix appears once a GPU run has written `results/<gpu>/bad_inputs.md`."))
+    add("docs/robustness.md", "sanitize", results_text_region(
+        root, "sanitize.txt", "`./cookbook sanitize` on the GPU machine,",
+        "Not run yet: the summary appears once a GPU run has written `results/<gpu>/sanitize.txt`."))
     if bank_tables:
         out = subprocess.run([bank_tables], check=True, capture_output=True, text=True).stdout
         add("docs/banks.md", "bank tables", out)
