@@ -54,15 +54,10 @@ __device__ Vec16<T> load16(const Vec16<T>* p) {
   return x;
 }
 
-/// The order in which the threads of the grid walk the vectors: grid-stride (step 7: on each
-/// pass the whole grid reads one contiguous stretch, each block a slice of it), or contiguous
-/// ranges (steps 8-9: each block walks its own contiguous share of the input, block-stride).
-enum class Order { grid_stride, block_ranges };
-
 //! [thread reduce]
-/// The calling thread's share of in[0, n): a loop over 16-byte vectors in the given order, with
-/// the unaligned head and the tail elements taken one by one.
-template <int kThreads, int kUnroll, Load kLoad, Order kOrder = Order::grid_stride, class T, class Op>
+/// The calling thread's share of in[0, n): the grid-stride loop over 16-byte vectors, with the
+/// unaligned head and the tail elements taken one by one.
+template <int kThreads, int kUnroll, Load kLoad, class T, class Op>
 __device__ T thread_reduce(const T* __restrict__ in, long long n, Op op, T identity) {
   constexpr int V = kVecElems<T>;
   const auto misalign = reinterpret_cast<std::uintptr_t>(in) % 16;
@@ -71,20 +66,13 @@ __device__ T thread_reduce(const T* __restrict__ in, long long n, Op op, T ident
   const auto* body = reinterpret_cast<const Vec16<T>*>(in + head);
   const long long nv = (n - head) / V, tail = head + nv * V;  // vectors; first tail element
   const long long tid = (long long)blockIdx.x * kThreads + threadIdx.x;
-  long long i = tid, end = nv, stride = (long long)gridDim.x * kThreads;
-  if constexpr (kOrder == Order::block_ranges) {  // block b: vectors [b * share, (b + 1) * share)
-    constexpr long long kStep = (long long)kThreads * kUnroll;
-    const long long share = ((nv + gridDim.x - 1) / gridDim.x + kStep - 1) / kStep * kStep;
-    const long long first = blockIdx.x * share < nv ? blockIdx.x * share : nv;
-    i = first + threadIdx.x;
-    end = nv - first < share ? nv : first + share;
-    stride = kThreads;
-  }
+  const long long stride = (long long)gridDim.x * kThreads;
 
   T acc[kUnroll];
 #pragma unroll
   for (int u = 0; u < kUnroll; ++u) acc[u] = identity;
-  for (; i + (kUnroll - 1) * stride < end; i += kUnroll * stride) {
+  long long i = tid;
+  for (; i + (kUnroll - 1) * stride < nv; i += kUnroll * stride) {
     Vec16<T> x[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) x[u] = load16<kLoad>(body + i + u * stride);  // all in flight
@@ -93,7 +81,7 @@ __device__ T thread_reduce(const T* __restrict__ in, long long n, Op op, T ident
 #pragma unroll
       for (int k = 0; k < V; ++k) acc[u] = op(acc[u], x[u].v[k]);
   }
-  for (; i < end; i += stride) {  // fewer than kUnroll vectors left for this thread
+  for (; i < nv; i += stride) {  // fewer than kUnroll vectors left for this thread
     const Vec16<T> x = load16<kLoad>(body + i);
 #pragma unroll
     for (int k = 0; k < V; ++k) acc[0] = op(acc[0], x.v[k]);
