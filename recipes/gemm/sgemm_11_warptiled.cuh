@@ -18,7 +18,7 @@
 /// loads, outer product and epilogue are shared with the pipelined step 12.
 ///
 /// Measured on the H200 (results/h200/gemm.json): 0.83 x cuBLAS fp32 at 4096^3 with
-/// WarptiledShape, against 0.82 for step 9: the geometry matters less than what steps 12 and 13
+/// WarptiledShape, against 0.81 for step 9: the geometry matters less than what steps 12 and 13
 /// change (how the tiles are fetched, and the tile shape).
 #pragma once
 #include <cuda_runtime.h>
