@@ -49,17 +49,22 @@ int tile_access(bool column) {
 }
 
 // vectorized_kernel: the transposed 16-byte stores and the read-back, every warp of the block.
-template <class T, int V>
-int vec_store() {
+// `at(r, c)` is the element offset of chunk c of transposed row r.
+template <class T, int V, class At>
+int vec_store_with(At at) {
   constexpr int Tile = tr::kVecTile<T>, C = Tile / V;
   int worst = 0;
   for (int first = 0; first < C * C; first += 32)
     for (int j = 0; j < V; ++j)
       worst = std::max(worst, wavefronts_of([&](int l) {
         const int id = first + l;
-        return tr::vec_tile_offset<T, V, Tile>(id % C * V + j, id / C) * int(sizeof(T));
+        return at(id % C * V + j, id / C) * int(sizeof(T));
       }, V * sizeof(T)));
   return worst;
+}
+template <class T, int V>
+int vec_store() {
+  return vec_store_with<T, V>([](int r, int c) { return tr::vec_tile_offset<T, V, tr::kVecTile<T>>(r, c); });
 }
 template <class T, int V>
 int vec_load() {
@@ -75,15 +80,7 @@ int vec_load() {
 // The same stores with the chunks placed row-major, without the XOR.
 template <class T, int V>
 int vec_store_unswizzled() {
-  constexpr int Tile = tr::kVecTile<T>, C = Tile / V;
-  int worst = 0;
-  for (int first = 0; first < C * C; first += 32)
-    for (int j = 0; j < V; ++j)
-      worst = std::max(worst, wavefronts_of([&](int l) {
-        const int id = first + l;
-        return ((id % C * V + j) * Tile + id / C * V) * int(sizeof(T));
-      }, V * sizeof(T)));
-  return worst;
+  return vec_store_with<T, V>([](int r, int c) { return r * tr::kVecTile<T> + c * V; });
 }
 
 template <class T>
