@@ -4,19 +4,29 @@
 // (results/<gpu>/banks.json), so that host tests can hold the bank model's predictions against
 // them.
 #pragma once
+#include <doctest/doctest.h>
+
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "bank_model.hpp"
+
 namespace smem::test {
 
-/// One profiled kernel: which benchmark launched it, and its measured shared-memory wavefronts
-/// per load and per store instruction.
+/// One profiled kernel: which benchmark launched it, and its counters by banks.json key
+/// ("sass_ld_instructions", "sass_ld_wavefronts", "ld_wavefronts_per_instruction", ...).
 struct BankMeasurement {
-  std::string gpu_file, benchmark;
-  double ld_instructions = 0, st_instructions = 0;
-  double ld_wavefronts_per_instruction = 0, st_wavefronts_per_instruction = 0;
+  std::string gpu_file, gpu_name, benchmark;
+  std::map<std::string, double> counters;
+  bool has(const std::string& key) const { return counters.count(key) != 0; }
+  double operator[](const std::string& key) const {
+    const auto it = counters.find(key);
+    return it == counters.end() ? 0.0 : it->second;
+  }
 };
 
 /// Every kernel of every results/*/banks.json under `results_dir`. The files are written one
@@ -24,32 +34,69 @@ struct BankMeasurement {
 inline std::vector<BankMeasurement> load_bank_measurements(const std::filesystem::path& results_dir) {
   std::vector<BankMeasurement> all;
   if (!std::filesystem::is_directory(results_dir)) return all;
-  auto value = [](const std::string& line) { return line.substr(line.find(':') + 1); };
-  auto number = [&](const std::string& line) { return std::stod(value(line)); };
   for (const auto& gpu : std::filesystem::directory_iterator(results_dir)) {
     const auto file = gpu.path() / "banks.json";
     std::ifstream in(file);
     if (!in) continue;
-    std::string line;
+    std::string line, gpu_name;
     BankMeasurement* m = nullptr;
     while (std::getline(in, line)) {
-      if (line.find("\"benchmark\":") != std::string::npos) {
-        all.push_back({file.string()});
+      const auto q1 = line.find('"'), q2 = line.find('"', q1 + 1), colon = line.find(':', q2);
+      if (q1 == std::string::npos || q2 == std::string::npos || colon == std::string::npos) continue;
+      const std::string key = line.substr(q1 + 1, q2 - q1 - 1), value = line.substr(colon + 1);
+      const auto v1 = value.find('"'), v2 = value.find('"', v1 + 1);
+      const std::string text = v2 == std::string::npos ? "" : value.substr(v1 + 1, v2 - v1 - 1);
+      if (key == "gpu_name") {
+        gpu_name = text;
+      } else if (key == "benchmark") {
+        all.push_back({file.string(), gpu_name, text});
         m = &all.back();
-        const auto v = value(line);
-        const auto q1 = v.find('"'), q2 = v.find('"', q1 + 1);
-        m->benchmark = v.substr(q1 + 1, q2 - q1 - 1);
-      } else if (m != nullptr) {
-        if (line.find("\"ld_instructions\":") != std::string::npos) m->ld_instructions = number(line);
-        if (line.find("\"st_instructions\":") != std::string::npos) m->st_instructions = number(line);
-        if (line.find("\"ld_wavefronts_per_instruction\":") != std::string::npos)
-          m->ld_wavefronts_per_instruction = number(line);
-        if (line.find("\"st_wavefronts_per_instruction\":") != std::string::npos)
-          m->st_wavefronts_per_instruction = number(line);
+      } else if (m != nullptr && value.find_first_of("0123456789") != std::string::npos &&
+                 value.find('"') == std::string::npos) {
+        m->counters[key] = std::stod(value);
       }
     }
   }
   return all;
+}
+
+/// What the bank model predicts for one kernel launch: its shared loads and stores (requests and
+/// wavefronts, in any consistent unit such as one block and one K-tile), and the total wavefronts
+/// of its cp.async copies (LDGSTS) over the whole launch.
+struct BankPrediction {
+  smem::bank::Tally ld, st;
+  double ldgsts_wavefronts = 0;
+};
+
+/// Holds the model's prediction for every measured kernel of `family` ("gemm", ...) against
+/// Nsight Compute's SASS-level counters, which count each instruction's wavefronts from its own
+/// addresses: wavefronts per load and per store instruction, and the cp.async wavefronts.
+/// predict(variant, measurement) returns std::nullopt for a kernel whose shared-memory accesses the
+/// project does not write (a library's block primitive); those are returned by name.
+template <class Predict>
+std::vector<std::string> check_bank_evidence(const std::string& family, Predict&& predict) {
+  std::vector<std::string> not_modelled;
+  int compared = 0;
+  for (const auto& m : load_bank_measurements(SMEM_RESULTS_DIR)) {
+    if (m.benchmark.rfind(family + "/", 0) != 0) continue;
+    CAPTURE(m.gpu_file);
+    CAPTURE(m.benchmark);
+    const auto first = family.size() + 1;
+    const std::string variant = m.benchmark.substr(first, m.benchmark.find('/', first) - first);
+    const std::optional<BankPrediction> p = predict(variant, m);
+    if (!p) {
+      not_modelled.push_back(variant);
+      continue;
+    }
+    REQUIRE(m.has("sass_ld_wavefronts"));  // banks.json from tools/bank_evidence.py with SASS counters
+    CHECK(m["sass_ld_wavefronts_per_instruction"] == doctest::Approx(p->ld.per_request()).epsilon(0.001));
+    CHECK(m["sass_st_wavefronts_per_instruction"] == doctest::Approx(p->st.per_request()).epsilon(0.001));
+    CHECK(m["sass_ldgsts_wavefronts"] == doctest::Approx(p->ldgsts_wavefronts).epsilon(0.001));
+    ++compared;
+  }
+  MESSAGE("compared " << compared << " " << family << " kernels with their measurements");
+  CHECK(compared > 0);
+  return not_modelled;
 }
 
 }  // namespace smem::test

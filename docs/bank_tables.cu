@@ -5,6 +5,8 @@
 // Host only: it calls no CUDA function and runs without a GPU.
 #include <gemm/sgemm_03_full_k_strip.cuh>
 #include <gemm/sgemm_04_tiled.cuh>
+#include <gemm/sgemm_07_blocktile_1d.cuh>
+#include <gemm/sgemm_08_blocktile_2d.cuh>
 #include <gemm/sgemm_09_vectorized.cuh>
 #include <gemm/sgemm_10_conflict_free.cuh>
 #include <gemm/sgemm_11_warptiled.cuh>
@@ -23,7 +25,8 @@
 namespace tr = smem::transpose;
 namespace gm = smem::gemm;
 namespace rd = smem::reduction;
-using smem::bank::ideal_wavefronts;
+using smem::bank::Cost;
+using smem::bank::cost_of;
 using smem::bank::wavefronts_of;
 
 namespace {
@@ -31,18 +34,22 @@ namespace {
 template <class T>
 const char* type_name() { return sizeof(T) == 4 ? "float" : "double"; }
 
-void row(const char* step, const std::string& access, const char* type, int width, int wavefronts) {
-  const int ideal = ideal_wavefronts(width);
-  std::printf("| %s | %s | %s | %d | %d | %d | %s |\n", step, access.c_str(), type, width, wavefronts,
-              ideal, wavefronts == ideal ? "none" : (std::to_string(wavefronts / ideal) + "-way").c_str());
+// A request's wavefronts, its phases (the wavefronts it would take without a conflict) and the
+// conflict: the wavefronts of its worst phase.
+void row(const char* step, const std::string& access, const char* type, int width, Cost c) {
+  std::printf("| %s | %s | %s | %d | %d | %d | %s |\n", step, access.c_str(), type, width, c.wavefronts,
+              c.phases,
+              c.conflict_free() ? "none" : (std::to_string(c.wavefronts / c.phases) + "-way").c_str());
 }
+
+Cost worse(Cost a, Cost b) { return b.wavefronts > a.wavefronts ? b : a; }
 
 // Lane l of the first warp is thread (threadIdx.x = l, threadIdx.y = 0); the worst j is shown.
 template <class Layout, class T>
-int tile_access(bool column) {
-  int worst = 0;
+Cost tile_access(bool column) {
+  Cost worst;
   for (int j = 0; j < tr::kTile; ++j)
-    worst = std::max(worst, wavefronts_of([&](int l) {
+    worst = worse(worst, cost_of([&](int l) {
       return (column ? Layout::offset(l, j) : Layout::offset(j, l)) * int(sizeof(T));
     }, sizeof(T)));
   return worst;
@@ -51,27 +58,27 @@ int tile_access(bool column) {
 // vectorized_kernel: the transposed 16-byte stores and the read-back, every warp of the block.
 // `at(r, c)` is the element offset of chunk c of transposed row r.
 template <class T, int V, class At>
-int vec_store_with(At at) {
+Cost vec_store_with(At at) {
   constexpr int Tile = tr::kVecTile<T>, C = Tile / V;
-  int worst = 0;
+  Cost worst;
   for (int first = 0; first < C * C; first += 32)
     for (int j = 0; j < V; ++j)
-      worst = std::max(worst, wavefronts_of([&](int l) {
+      worst = worse(worst, cost_of([&](int l) {
         const int id = first + l;
         return at(id % C * V + j, id / C) * int(sizeof(T));
       }, V * sizeof(T)));
   return worst;
 }
 template <class T, int V>
-int vec_store() {
+Cost vec_store() {
   return vec_store_with<T, V>([](int r, int c) { return tr::vec_tile_offset<T, V, tr::kVecTile<T>>(r, c); });
 }
 template <class T, int V>
-int vec_load() {
+Cost vec_load() {
   constexpr int Tile = tr::kVecTile<T>, C = Tile / V;
-  int worst = 0;
+  Cost worst;
   for (int first = 0; first < C * Tile; first += 32)
-    worst = std::max(worst, wavefronts_of([&](int l) {
+    worst = worse(worst, cost_of([&](int l) {
       const int id = first + l;
       return tr::vec_tile_offset<T, V, Tile>(id / C, id % C) * int(sizeof(T));
     }, V * sizeof(T)));
@@ -79,7 +86,7 @@ int vec_load() {
 }
 // The same stores with the chunks placed row-major, without the XOR.
 template <class T, int V>
-int vec_store_unswizzled() {
+Cost vec_store_unswizzled() {
   return vec_store_with<T, V>([](int r, int c) { return r * tr::kVecTile<T> + c * V; });
 }
 
@@ -112,13 +119,15 @@ void bank_map(const char* name) {
 }
 
 // The worst request over every warp w of a block of `threads` threads and every k < ks:
-// addr(w, k, lane) -> byte address.
+// addr(w, k, lane) -> byte address; a cp.async copy when `copy`.
 template <class Addr>
-int worst(int threads, int ks, int width, Addr&& addr) {
-  int out = 0;
+Cost worst(int threads, int ks, int width, Addr&& addr, bool copy = false) {
+  Cost out;
   for (int w = 0; w < threads / 32; ++w)
-    for (int k = 0; k < ks; ++k)
-      out = std::max(out, wavefronts_of([&](int l) { return addr(w, k, l); }, width));
+    for (int k = 0; k < ks; ++k) {
+      auto lane = [&](int l) { return addr(w, k, l); };
+      out = worse(out, copy ? smem::bank::copy_cost_of(lane, width) : cost_of(lane, width));
+    }
   return out;
 }
 
@@ -130,8 +139,12 @@ void tiled_rows(const char* step) {
   auto ty = [](int w, int l) { return (32 * w + l) / T; };
   row(step, "tile store `As[ty][tx]`, `Bs[ty][tx]`", "float", 4,
       worst(T * T, 1, 4, [&](int w, int, int l) { return L::offset(ty(w, l), tx(w, l)) * 4; }));
-  row(step, "A read `As[ty][k]`", "float", 4,
-      worst(T * T, T, 4, [&](int w, int k, int l) { return L::offset(ty(w, l), k) * 4; }));
+  if (Pad == 0)  // four k at once: the rows are 16-byte aligned, and the compiler reads a float4
+    row(step, "A read `As[ty][k .. k + 3]` (one 16-byte load)", "float", 16,
+        worst(T * T, T / 4, 16, [&](int w, int k, int l) { return L::offset(ty(w, l), 4 * k) * 4; }));
+  else
+    row(step, "A read `As[ty][k]`", "float", 4,
+        worst(T * T, T, 4, [&](int w, int k, int l) { return L::offset(ty(w, l), k) * 4; }));
   row(step, "B read `Bs[k][tx]`", "float", 4,
       worst(T * T, T, 4, [&](int w, int k, int l) { return L::offset(k, tx(w, l)) * 4; }));
 }
@@ -141,36 +154,36 @@ void tiled_rows(const char* step) {
 template <class T, bool StagedStore>
 void warptiling_rows(const char* step) {
   const int threads = T::kThreads;
-  int a = 0, b = 0;
+  Cost a, b;
   for (int gi = 0; gi < T::kTM / 4; ++gi)
-    a = std::max(a, worst(threads, T::kBK, 16, [&](int w, int k, int l) { return T::a_offset(k, T::thread_row(w, l, gi)) * 4; }));
+    a = worse(a, worst(threads, T::kBK, 16, [&](int w, int k, int l) { return T::a_offset(k, T::thread_row(w, l, gi)) * 4; }));
   for (int gj = 0; gj < T::kTN / 4; ++gj)
-    b = std::max(b, worst(threads, T::kBK, 16, [&](int w, int k, int l) { return T::b_offset(k, T::thread_col(w, l, gj)) * 4; }));
+    b = worse(b, worst(threads, T::kBK, 16, [&](int w, int k, int l) { return T::b_offset(k, T::thread_col(w, l, gj)) * 4; }));
   row(step, "A fragment float4 read", "float", 16, a);
   row(step, "B fragment float4 read", "float", 16, b);
   if constexpr (StagedStore) {
-    int st = 0;
+    Cost st;
     for (int first = 0; first < T::kBM * T::kBK / 4; first += 32)
       for (int c = 0; c < 4; ++c)
-        st = std::max(st, wavefronts_of([&](int l) {
+        st = worse(st, cost_of([&](int l) {
           const int idx = first + l;
           return T::a_offset(idx % (T::kBK / 4) * 4 + c, idx / (T::kBK / 4)) * 4;
         }, 4));
     row(step, "register-staged A store, 4 words down `As`", "float", 4, st);
   } else {
     using S = T;
-    int ca = 0, cb = 0;
+    Cost ca, cb;
     for (int p = 0; p < S::kAPasses; ++p)
       for (int c = 0; c < S::kAChunks; ++c)
-        ca = std::max(ca, worst(threads, 1, 4, [&](int w, int, int l) {
+        ca = worse(ca, worst(threads, 1, 4, [&](int w, int, int l) {
           const int t = 32 * w + l;
           return S::a_offset(S::a_copy_k(t, c), S::a_copy_row(t, p)) * 4;
-        }));
+        }, true));
     for (int q = 0; q < S::kBPasses; ++q)
-      cb = std::max(cb, worst(threads, 1, 16, [&](int w, int, int l) {
+      cb = worse(cb, worst(threads, 1, 16, [&](int w, int, int l) {
         const int t = 32 * w + l;
         return S::b_offset(S::b_copy_row(t, q), S::b_copy_col(t)) * 4;
-      }));
+      }, true));
     row(step, "`cp.async` 4-byte copy of A into `As[k][m]`", "float", 4, ca);
     row(step, "`cp.async` 16-byte copy of B", "float", 16, cb);
   }
@@ -190,6 +203,22 @@ void gemm_rows() {
   tiled_rows<16, 0>("04 `tiled_16`");
   tiled_rows<32, 0>("04 `tiled_32`");
   tiled_rows<32, 1>("05 `tiled_32_padded`");
+  {  // Steps 7 and 8 read each thread's 8 consecutive words of A (and of B in step 8) as float4.
+    namespace b1 = gm::bt1d;
+    namespace b2 = gm::bt2d;
+    row("07 `blocktile_1d`", "A read `As[(ty * TM + i) * BK + k .. + 3]`", "float", 16,
+        worst(b1::kThreads, b1::TM, 16, [&](int w, int i, int l) { return ((32 * w + l) / b1::BN * b1::TM + i) * b1::BK * 4; }));
+    row("07 `blocktile_1d`", "B read `Bs[k * BN + tx]`", "float", 4,
+        worst(b1::kThreads, b1::BK, 4, [&](int w, int k, int l) { return (k * b1::BN + (32 * w + l) % b1::BN) * 4; }));
+    row("08 `blocktile_2d`", "A read `As[(ty * TM + i) * BK + k .. + 3]`", "float", 16,
+        worst(b2::kThreads, b2::TM, 16, [&](int w, int i, int l) {
+          return ((32 * w + l) / (b2::BN / b2::TN) * b2::TM + i) * b2::BK * 4;
+        }));
+    row("08 `blocktile_2d`", "B read `Bs[k * BN + tx * TN + j .. + 3]`", "float", 16,
+        worst(b2::kThreads, b2::BK, 16, [&](int w, int k, int l) {
+          return (k * b2::BN + (32 * w + l) % (b2::BN / b2::TN) * b2::TN) * 4;
+        }));
+  }
   namespace v = gm::vec;
   auto tid = [](int w, int l) { return 32 * w + l; };
   const int tpr = v::BN / v::TN;
@@ -207,8 +236,6 @@ void gemm_rows() {
       worst(v::kThreads, v::BK * 2, 16, [&](int w, int kh, int l) {
         return v::b_offset(kh / 2, v::frag(tid(w, l) % tpr, kh % 2 * 4)) * 4;
       }));
-  row("08-style fragment", "B fragment of 8 consecutive words read as float4", "float", 16,
-      wavefronts_of([](int l) { return (3 * 128 + l % 16 * 8) * 4; }, 16));
   row("10 `conflict_free`", "transposed A store, rows padded to 132 words", "float", 4,
       worst(gm::cf::kThreads, 4, 4, [&](int w, int c, int l) {
         return gm::cf::a_offset(gm::cf::a_col(tid(w, l)) + c, gm::cf::a_row(tid(w, l))) * 4;
@@ -264,8 +291,8 @@ int main() {
   bank_map<tr::SwizzledLayout>("`SwizzledLayout` (r * 32 + (c ^ r))");
 
   std::printf("\nEvery shared-memory access of the transpose ladder, the worst warp request of each "
-              "(wavefronts per request; ideal = bytes per lane / 4):\n\n");
-  std::printf("| step | access | element | bytes/lane | wavefronts | ideal | conflict |\n");
+              "(wavefronts per request; phases: what it takes without a conflict):\n\n");
+  std::printf("| step | access | element | bytes/lane | wavefronts | phases | conflict |\n");
   std::printf("| --- | --- | --- | ---: | ---: | ---: | --- |\n");
   transpose_rows<float>();
   transpose_rows<double>();
@@ -283,8 +310,9 @@ int main() {
       vec_store_unswizzled<double, 2>());
 
   std::printf("\nEvery shared-memory access of the SGEMM ladder (steps with a shared tile), the worst "
-              "warp request over every warp of the block and every k:\n\n");
-  std::printf("| step | access | element | bytes/lane | wavefronts | ideal | conflict |\n");
+              "warp request over every warp of the block and every k (a float4 that lanes share in "
+              "pairs is 2 phases, a `cp.async` copy is 4 whatever its width):\n\n");
+  std::printf("| step | access | element | bytes/lane | wavefronts | phases | conflict |\n");
   std::printf("| --- | --- | --- | ---: | ---: | ---: | --- |\n");
   gemm_rows();
 

@@ -8,11 +8,14 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "bank_evidence.hpp"
 #include "bank_model.hpp"
 #include "compare.hpp"
 #include "device_buffer.hpp"
@@ -319,6 +322,189 @@ TEST_SUITE("gpu") {
   }
 }
 
+namespace {
+
+// The bank model's prediction for each kernel, request by request: every warp of one block, for
+// one K-tile (the full K for the strip kernel), as the kernel's code addresses shared memory.
+// Where the compiler fuses accesses, the SASS decides what one request is; those fusions are
+// named where they happen (cuobjdump -sass shows them).
+using smem::bank::Tally;
+using smem::test::BankPrediction;
+
+// Lane l of warp w as (tid % width, tid / width): threadIdx.x, threadIdx.y of a 2D block.
+struct Thread2D {
+  int x, y;
+};
+Thread2D thread_2d(int w, int l, int width) { return {(32 * w + l) % width, (32 * w + l) / width}; }
+
+template <class F>
+int words(F&& word_of_lane, int width) {  // one request; word_of_lane gives the float offset
+  return wavefronts_of([&](int l) { return 4LL * word_of_lane(l); }, width);
+}
+
+BankPrediction full_k_strip_prediction(int K) {
+  BankPrediction p;
+  for (int w = 0; w < gm::kStrip * gm::kStrip / 32; ++w) {
+    auto t = [&](int l) { return thread_2d(w, l, gm::kStrip); };
+    for (int j = 0; j < K / gm::kStrip; ++j) {
+      p.st.add(words([&](int l) { return gm::strip_a_offset(K, t(l).y, t(l).x + gm::kStrip * j); }, 4));
+      p.st.add(words([&](int l) { return gm::strip_b_offset(K, t(l).y + gm::kStrip * j, t(l).x); }, 4));
+    }
+    for (int k = 0; k < K; ++k) {
+      p.ld.add(words([&](int l) { return gm::strip_a_offset(K, t(l).y, k); }, 4));
+      p.ld.add(words([&](int l) { return gm::strip_b_offset(K, k, t(l).x); }, 4));
+    }
+  }
+  return p;
+}
+
+// Steps 4-6. Without the pad the compiler reads four As[ty][k] at once (16 bytes, LDS.128).
+template <int T, int Pad>
+BankPrediction tiled_prediction() {
+  using L = gm::TileLayout<T, Pad>;
+  BankPrediction p;
+  for (int w = 0; w < T * T / 32; ++w) {
+    auto t = [&](int l) { return thread_2d(w, l, T); };
+    p.st.add(words([&](int l) { return L::offset(t(l).y, t(l).x); }, 4), 2);  // As and Bs
+    for (int k = 0; k < T; ++k) p.ld.add(words([&](int l) { return L::offset(k, t(l).x); }, 4));
+    if (Pad == 0)
+      for (int k = 0; k < T; k += 4) p.ld.add(words([&](int l) { return L::offset(t(l).y, k); }, 16));
+    else
+      for (int k = 0; k < T; ++k) p.ld.add(words([&](int l) { return L::offset(t(l).y, k); }, 4));
+  }
+  return p;
+}
+
+// Step 7: As[(ty * TM + i) * BK + k] over k = 0..7 is two 16-byte reads per i.
+BankPrediction blocktile_1d_prediction() {
+  namespace b = gm::bt1d;
+  BankPrediction p;
+  for (int w = 0; w < b::kThreads / 32; ++w) {
+    auto t = [&](int l) { return thread_2d(w, l, b::BN); };
+    p.st.add(words([&](int l) { return 32 * w + l; }, 4), 2);  // As[tid], Bs[tid]
+    for (int k = 0; k < b::BK; ++k) p.ld.add(words([&](int l) { return k * b::BN + t(l).x; }, 4));
+    for (int i = 0; i < b::TM; ++i)
+      for (int k = 0; k < b::BK; k += 4) p.ld.add(words([&](int l) { return (t(l).y * b::TM + i) * b::BK + k; }, 16));
+  }
+  return p;
+}
+
+// Step 8: each thread's 8 a[] and 8 b[] per k are two 16-byte reads each.
+BankPrediction blocktile_2d_prediction() {
+  namespace b = gm::bt2d;
+  BankPrediction p;
+  for (int w = 0; w < b::kThreads / 32; ++w) {
+    auto t = [&](int l) { return thread_2d(w, l, b::BN / b::TN); };
+    for (int i = 0; i < b::BM * b::BK / b::kThreads; ++i)
+      p.st.add(words([&](int l) { return 32 * w + l + i * b::kThreads; }, 4), 2);  // As[idx], Bs[idx]
+    for (int i = 0; i < b::TM; ++i)
+      for (int k = 0; k < b::BK; k += 4) p.ld.add(words([&](int l) { return (t(l).y * b::TM + i) * b::BK + k; }, 16));
+    for (int k = 0; k < b::BK; ++k)
+      for (int j = 0; j < b::TN; j += 4) p.ld.add(words([&](int l) { return k * b::BN + t(l).x * b::TN + j; }, 16));
+  }
+  return p;
+}
+
+// Steps 9 and 10, which differ in the A tile's row stride.
+template <class AOffset>
+BankPrediction vectorized_prediction(AOffset a_offset) {
+  namespace v = gm::vec;
+  BankPrediction p;
+  for (int w = 0; w < v::kThreads / 32; ++w) {
+    auto tid = [&](int l) { return 32 * w + l; };
+    for (int c = 0; c < 4; ++c) p.st.add(words([&](int l) { return a_offset(v::a_col(tid(l)) + c, v::a_row(tid(l))); }, 4));
+    p.st.add(words([&](int l) { return v::b_offset(v::b_row(tid(l)), v::b_col(tid(l))); }, 16));
+    const int tpr = v::BN / v::TN;
+    for (int k = 0; k < v::BK; ++k)
+      for (int h : {0, 4}) {
+        p.ld.add(words([&](int l) { return a_offset(k, v::frag(tid(l) / tpr, h)); }, 16));
+        p.ld.add(words([&](int l) { return v::b_offset(k, v::frag(tid(l) % tpr, h)); }, 16));
+      }
+  }
+  return p;
+}
+
+// Steps 11-13: the float4 fragment reads of every warp and k.
+template <class T>
+void add_fragment_reads(Tally& ld) {
+  for (int w = 0; w < T::kThreads / 32; ++w)
+    for (int k = 0; k < T::kBK; ++k) {
+      for (int g = 0; g < T::kTM / 4; ++g) ld.add(words([&](int l) { return T::a_offset(k, T::thread_row(w, l, g)); }, 16));
+      for (int g = 0; g < T::kTN / 4; ++g) ld.add(words([&](int l) { return T::b_offset(k, T::thread_col(w, l, g)); }, 16));
+    }
+}
+
+template <class T>
+BankPrediction warptiled_prediction() {
+  BankPrediction p;
+  add_fragment_reads<T>(p.ld);
+  for (int first = 0; first < T::kThreads; first += 32) {
+    for (int r = 0; r < T::kBM * T::kBK / 4 / T::kThreads; ++r)
+      for (int c = 0; c < 4; ++c)
+        p.st.add(words([&](int l) {
+          const int idx = first + l + r * T::kThreads;
+          return T::a_offset(idx % (T::kBK / 4) * 4 + c, idx / (T::kBK / 4));
+        }, 4));
+    for (int r = 0; r < T::kBK * T::kBN / 4 / T::kThreads; ++r)
+      p.st.add(words([&](int l) {
+        const int idx = first + l + r * T::kThreads;
+        return T::b_offset(idx / (T::kBN / 4), idx % (T::kBN / 4) * 4);
+      }, 16));
+  }
+  return p;
+}
+
+// Steps 12-13: no shared stores; the cp.async copies of every K-tile, summed over the launch.
+template <class S>
+BankPrediction multistage_prediction(int M, int N, int K) {
+  BankPrediction p;
+  add_fragment_reads<S>(p.ld);
+  Tally copies;
+  auto copy = [](auto&& word_of_lane, int width) {
+    return smem::bank::copy_cost_of([&](int l) { return 4LL * word_of_lane(l); }, width).wavefronts;
+  };
+  for (int w = 0; w < S::kThreads / 32; ++w) {
+    auto t = [&](int l) { return 32 * w + l; };
+    for (int a = 0; a < S::kAPasses; ++a)
+      for (int c = 0; c < S::kAChunks; ++c)
+        copies.add(copy([&](int l) { return S::a_offset(S::a_copy_k(t(l), c), S::a_copy_row(t(l), a)); }, 4));
+    for (int q = 0; q < S::kBPasses; ++q)
+      copies.add(copy([&](int l) { return S::b_offset(S::b_copy_row(t(l), q), S::b_copy_col(t(l))); }, 16));
+  }
+  p.ldgsts_wavefronts = copies.wavefronts * double(M / S::kBM) * (N / S::kBN) * (K / S::kBK);
+  return p;
+}
+
+// The shape the autotuned step picks on `gpu` for an M x N output (sgemm_13_tuned_config.cuh).
+BankPrediction autotuned_prediction(const char* gpu, int M, int N, int K) {
+  const long long mn = static_cast<long long>(M) * N;
+#define SMEM_SGEMM_TUNED_CASE(name, max_mn, BM, BN, BK, WM, WN, TM, TN, S) \
+  if (std::strcmp(gpu, name) == 0 && mn <= (long long)(max_mn))          \
+    return multistage_prediction<gm::MultistageShape<BM, BN, BK, WM, WN, TM, TN, S>>(M, N, K);
+  SMEM_SGEMM_TUNED_TABLE(SMEM_SGEMM_TUNED_CASE)
+#undef SMEM_SGEMM_TUNED_CASE
+  return multistage_prediction<gm::MultistageDefault>(M, N, K);
+}
+
+std::optional<BankPrediction> gemm_bank_prediction(const std::string& variant, const char* gpu, int M, int N,
+                                                   int K) {
+  if (variant == "naive" || variant == "coalesced") return BankPrediction{};
+  if (variant == "full_k_strip") return full_k_strip_prediction(K);
+  if (variant == "tiled_16") return tiled_prediction<16, 0>();
+  if (variant == "tiled_32" || variant == "double_buffered") return tiled_prediction<32, 0>();
+  if (variant == "tiled_32_padded") return tiled_prediction<32, 1>();
+  if (variant == "blocktile_1d") return blocktile_1d_prediction();
+  if (variant == "blocktile_2d") return blocktile_2d_prediction();
+  if (variant == "vectorized") return vectorized_prediction([](int k, int m) { return gm::vec::a_offset(k, m); });
+  if (variant == "conflict_free") return vectorized_prediction([](int k, int m) { return gm::cf::a_offset(k, m); });
+  if (variant == "warptiled") return warptiled_prediction<gm::WarptiledShape>();
+  if (variant == "multistage") return multistage_prediction<gm::MultistageDefault>(M, N, K);
+  if (variant == "autotuned") return autotuned_prediction(gpu, M, N, K);
+  return std::nullopt;
+}
+
+}  // namespace
+
 TEST_SUITE("host") {
   // Host pointers: a launch attempt would fail with a device error, not cudaErrorInvalidValue,
   // so these prove that the launcher rejected the arguments before any CUDA call.
@@ -424,14 +610,24 @@ TEST_SUITE("host") {
       for (int k = 0; k < v::BK; ++k)
         for (int h : {0, 4}) {
           CAPTURE(k);
-          CHECK(wavefronts_of([&](int l) { return v::a_offset(k, v::frag(tid(l) / tpr, h)) * 4; }, 16) ==
-                ideal_wavefronts(16));
+          // A: lanes 0-15 read one float4, lanes 16-31 the next; lanes pair, 2 wavefronts.
+          CHECK(wavefronts_of([&](int l) { return v::a_offset(k, v::frag(tid(l) / tpr, h)) * 4; }, 16) == 2);
           CHECK(wavefronts_of([&](int l) { return v::b_offset(k, v::frag(tid(l) % tpr, h)) * 4; }, 16) ==
                 ideal_wavefronts(16));
         }
     }
     // Step 8's B fragment, 8 consecutive words per thread at an 8-word stride, read as float4,
-    // would take twice the ideal: lanes 4 apart in a quarter-warp hit the same 4 banks.
+    // takes twice the ideal: lanes 4 apart in a quarter-warp hit the same 4 banks.
     CHECK(wavefronts_of([&](int l) { return (3 * 128 + l % 16 * 8) * 4; }, 16) == 2 * ideal_wavefronts(16));
+  }
+
+  TEST_CASE("bank model agrees with Nsight Compute's measured wavefronts (results/*/banks.json)") {
+    const auto not_modelled = smem::test::check_bank_evidence("gemm", [](const std::string& variant,
+                                                                         const smem::test::BankMeasurement& m) {
+      int M = 0, N = 0, K = 0;
+      REQUIRE(std::sscanf(m.benchmark.c_str() + m.benchmark.rfind('/') + 1, "%dx%dx%d", &M, &N, &K) == 3);
+      return gemm_bank_prediction(variant, m.gpu_name.c_str(), M, N, K);
+    });
+    CHECK(not_modelled.empty());
   }
 }

@@ -9,9 +9,12 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <string>
 #include <type_traits>
 #include <vector>
 
+#include "bank_evidence.hpp"
 #include "bank_model.hpp"
 #include "compare.hpp"
 #include "device_buffer.hpp"
@@ -259,6 +262,106 @@ TEST_SUITE("gpu") {
   }
 }
 
+namespace {
+
+// The bank model's prediction for each kernel of one block (the profiled launch's blocks are all
+// full), request by request: a request whose lanes are all inactive is not counted, as in
+// Nsight Compute's SASS-level counters. T is float: the profiled type.
+using smem::bank::Tally;
+using smem::test::BankPrediction;
+constexpr int kTreeWarps = rd::kTreeThreads / 32;
+
+// One access of every warp of a tree block: word(tid) is the float offset thread tid touches
+// when take(tid) holds.
+template <class Take, class Word>
+void tree_access(Tally& t, Take&& take, Word&& word, int width = 4) {
+  for (int w = 0; w < kTreeWarps; ++w) {
+    std::uint32_t active = 0;
+    for (int l = 0; l < 32; ++l)
+      if (take(32 * w + l)) active |= 1u << l;
+    t.add(wavefronts_of([&](int l) { return 4 * word(32 * w + l); }, width, active));
+  }
+}
+
+// s[tid] = value, by every thread, before the tree.
+void tree_fill(BankPrediction& p) {
+  tree_access(p.st, [](int) { return true; }, [](int t) { return t; });
+}
+
+// A round s[k] = op(s[k], s[k + stride]) by the threads with take(tid), at k = index(tid).
+template <class Take, class Index>
+void tree_round(BankPrediction& p, unsigned stride, Take&& take, Index&& index) {
+  tree_access(p.ld, take, index);
+  tree_access(p.ld, take, [&](int t) { return index(t) + int(stride); });
+  tree_access(p.st, take, index);
+}
+
+BankPrediction divergent_prediction() {
+  BankPrediction p;
+  tree_fill(p);
+  for (unsigned s = 1; s < unsigned(rd::kTreeThreads); s *= 2)
+    tree_round(p, s, [&](int t) { return t % (2 * s) == 0; }, [](int t) { return t; });
+  p.ld.add(1);  // thread 0 reads s[0]
+  return p;
+}
+
+// In the first round (stride 1) the compiler reads s[k] and s[k + 1] as one 8-byte load
+// (SASS: LDS.64): k = 2 tid is even.
+BankPrediction strided_prediction() {
+  BankPrediction p;
+  tree_fill(p);
+  auto take = [](unsigned s) { return [s](int t) { return rd::strided_index(s, t) < unsigned(rd::kTreeThreads); }; };
+  auto index = [](unsigned s) { return [s](int t) { return int(rd::strided_index(s, t)); }; };
+  tree_access(p.ld, take(1), index(1), 8);
+  tree_access(p.st, take(1), index(1));
+  for (unsigned s = 2; s < unsigned(rd::kTreeThreads); s *= 2) tree_round(p, s, take(s), index(s));
+  p.ld.add(1);
+  return p;
+}
+
+// Steps 3-4: every round down to stride 1, then thread 0 reads s[0]. Steps 5-6 stop at stride 64
+// and the first warp reads s[tid] and s[tid + 32] into registers.
+BankPrediction sequential_prediction(unsigned last_stride) {
+  BankPrediction p;
+  tree_fill(p);
+  for (unsigned s = rd::kTreeThreads / 2; s >= last_stride; s /= 2)
+    tree_round(p, s, [s](int t) { return t < int(s); }, [](int t) { return t; });
+  if (last_stride == 1) {
+    p.ld.add(1);
+  } else {
+    tree_access(p.ld, [](int t) { return t < 32; }, [](int t) { return t; });
+    tree_access(p.ld, [](int t) { return t < 32; }, [](int t) { return t + 32; });
+  }
+  return p;
+}
+
+// Steps 7-9 with 1024 threads: lane 0 of each warp stores its warp's value, warp 0 reads them
+// back; the single-pass steps add the `last` flag (one byte: thread 0 writes it, every warp reads
+// it). Step 9's block reduction is cub::BlockReduce, whose shared layout is CUB's.
+BankPrediction stride_prediction(bool single_pass) {
+  BankPrediction p;
+  constexpr int kWarps = rd::kStrideThreads / 32;
+  p.st.add(wavefronts_of([](int) { return 0; }, 4, 1u), kWarps);   // warp_results[warp], lane 0
+  p.ld.add(wavefronts_of([](int l) { return 4 * (l % kWarps); }, 4));  // warp_results[lane % kWarps]
+  if (single_pass) {
+    p.st.add(wavefronts_of([](int) { return 0; }, 1, 1u));
+    p.ld.add(wavefronts_of([](int) { return 0; }, 1), kWarps);
+  }
+  return p;
+}
+
+std::optional<BankPrediction> reduction_bank_prediction(const std::string& variant) {
+  if (variant == "interleaved_divergent") return divergent_prediction();
+  if (variant == "interleaved_strided") return strided_prediction();
+  if (variant == "sequential" || variant == "first_add") return sequential_prediction(1);
+  if (variant == "warp_shuffle" || variant == "unrolled") return sequential_prediction(64);
+  if (variant == "grid_stride") return stride_prediction(false);
+  if (variant == "single_pass") return stride_prediction(true);
+  return std::nullopt;  // cub_block
+}
+
+}  // namespace
+
 TEST_SUITE("host") {
   // Host pointers: a launch attempt would fail with a device error, not cudaErrorInvalidValue,
   // so these prove the launcher rejected the arguments before any CUDA call.
@@ -389,5 +492,11 @@ TEST_SUITE("host") {
       CHECK(__builtin_popcount(active) == int(32 / (2 * s)));
       CHECK(wavefronts_of([&](int l) { return (l + s) * 4; }, 4, active) == 1);
     }
+  }
+
+  TEST_CASE("bank model agrees with Nsight Compute's measured wavefronts (results/*/banks.json)") {
+    const auto not_modelled = smem::test::check_bank_evidence(
+        "reduction", [](const std::string& v, const smem::test::BankMeasurement&) { return reduction_bank_prediction(v); });
+    CHECK(not_modelled == std::vector<std::string>{"cub_block"});
   }
 }

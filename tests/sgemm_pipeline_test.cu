@@ -22,6 +22,7 @@
 #include "device_buffer.hpp"
 #include "random.hpp"
 
+using smem::bank::copy_cost_of;
 using smem::bank::ideal_wavefronts;
 using smem::bank::wavefronts_of;
 namespace g = smem::gemm;
@@ -41,27 +42,28 @@ void check_warptiling(bool check_staged_store) {
   const int warps = T::kThreads / 32;
   for (int w = 0; w < warps; ++w)
     for (int k = 0; k < T::kBK; ++k) {
+      // A: the kLanesN lanes of a row read one float4, so lanes pair: 2 wavefronts. B: 4.
       for (int gi = 0; gi < T::kTM / 4; ++gi)
-        CHECK(wavefronts_of([&](int l) { return bytes(T::a_offset(k, T::thread_row(w, l, gi))); }, 16) ==
-              ideal_wavefronts(16));
+        CHECK(wavefronts_of([&](int l) { return bytes(T::a_offset(k, T::thread_row(w, l, gi))); }, 16) == 2);
       for (int gj = 0; gj < T::kTN / 4; ++gj)
         CHECK(wavefronts_of([&](int l) { return bytes(T::b_offset(k, T::thread_col(w, l, gj))); }, 16) ==
               ideal_wavefronts(16));
     }
-  // Step 12: 4-byte copies of A into As[k][m] (4 rows x 8 k per warp), 16-byte copies of B.
+  // Step 12: 4-byte copies of A into As[k][m] (4 rows x 8 k per warp), 16-byte copies of B;
+  // cp.async writes 8 lanes per wavefront, so both take 4 when conflict-free.
   using S = g::MultistageShape<T::kBM, T::kBN, T::kBK, T::kWM, T::kWN, T::kTM, T::kTN, 3>;
   for (int w = 0; w < warps; ++w) {
     for (int p = 0; p < S::kAPasses; ++p)
       for (int c = 0; c < S::kAChunks; ++c)
-        CHECK(wavefronts_of([&](int l) {
+        CHECK(copy_cost_of([&](int l) {
                 const int t = 32 * w + l;
                 return bytes(S::a_offset(S::a_copy_k(t, c), S::a_copy_row(t, p)));
-              }, 4) == 1);
+              }, 4).wavefronts == 4);
     for (int q = 0; q < S::kBPasses; ++q)
-      CHECK(wavefronts_of([&](int l) {
+      CHECK(copy_cost_of([&](int l) {
               const int t = 32 * w + l;
               return bytes(S::b_offset(S::b_copy_row(t, q), S::b_copy_col(t)));
-            }, 16) == ideal_wavefronts(16));
+            }, 16).wavefronts == 4);
   }
   // Every element of both tiles is copied exactly once per K-tile.
   std::vector<int> a_hits(T::kBM * T::kBK), b_hits(T::kBK * T::kBN);

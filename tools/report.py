@@ -521,14 +521,15 @@ def ncu_banks_region(root):
             continue
         lines += ["" if lines else None, f"{data.get('gpu_name', '?')} (`{os.path.relpath(path, root)}`):", "",
                   "| benchmark | loads: wavefronts/instruction | stores: wavefronts/instruction | "
-                  "load bank conflicts | store bank conflicts |",
-                  "| --- | ---: | ---: | ---: | ---: |"]
+                  "`cp.async` wavefronts | loads, L1 counters | stores, L1 counters |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: |"]
         for k in kernels:
             if not k.get("ld_instructions") and not k.get("st_instructions"):
                 continue  # no shared-memory access (the copy and naive kernels)
-            lines.append(f"| `{k.get('benchmark', '?')}` | {fmt(k.get('ld_wavefronts_per_instruction'))} | "
-                         f"{fmt(k.get('st_wavefronts_per_instruction'))} | {k.get('ld_bank_conflicts', 0):.0f} | "
-                         f"{k.get('st_bank_conflicts', 0):.0f} |")
+            lines.append(f"| `{k.get('benchmark', '?')}` | {fmt(k.get('sass_ld_wavefronts_per_instruction'))} | "
+                         f"{fmt(k.get('sass_st_wavefronts_per_instruction'))} | "
+                         f"{k.get('sass_ldgsts_wavefronts', 0):.0f} | {fmt(k.get('ld_wavefronts_per_instruction'))} | "
+                         f"{fmt(k.get('st_wavefronts_per_instruction'))} |")
     lines = [l for l in lines if l is not None]
     if not lines:
         return ("Not measured yet: once `tools/bank_evidence.py` has written `results/<gpu>/banks.json` "
