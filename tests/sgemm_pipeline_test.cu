@@ -23,7 +23,6 @@
 #include "random.hpp"
 
 using smem::bank::copy_cost_of;
-using smem::bank::ideal_wavefronts;
 using smem::bank::wavefronts_of;
 namespace g = smem::gemm;
 
@@ -42,12 +41,11 @@ void check_warptiling(bool check_staged_store) {
   const int warps = T::kThreads / 32;
   for (int w = 0; w < warps; ++w)
     for (int k = 0; k < T::kBK; ++k) {
-      // A: the kLanesN lanes of a row read one float4, so lanes pair: 2 wavefronts. B: 4.
+      // Lanes l and l ^ 2 share an A float4, l and l ^ 1 a B float4: both reads pair, 2 wavefronts.
       for (int gi = 0; gi < T::kTM / 4; ++gi)
         CHECK(wavefronts_of([&](int l) { return bytes(T::a_offset(k, T::thread_row(w, l, gi))); }, 16) == 2);
       for (int gj = 0; gj < T::kTN / 4; ++gj)
-        CHECK(wavefronts_of([&](int l) { return bytes(T::b_offset(k, T::thread_col(w, l, gj))); }, 16) ==
-              ideal_wavefronts(16));
+        CHECK(wavefronts_of([&](int l) { return bytes(T::b_offset(k, T::thread_col(w, l, gj))); }, 16) == 2);
     }
   // Step 12: 4-byte copies of A into As[k][m] (4 rows x 8 k per warp), 16-byte copies of B;
   // cp.async writes 8 lanes per wavefront, so both take 4 when conflict-free.
@@ -65,6 +63,14 @@ void check_warptiling(bool check_staged_store) {
               return bytes(S::b_offset(S::b_copy_row(t, q), S::b_copy_col(t)));
             }, 16).wavefronts == 4);
   }
+  // Every lane has its own place in the lane grid.
+  std::vector<int> place(32);
+  for (int l = 0; l < 32; ++l) {
+    REQUIRE(T::lane_m(l) < T::kLanesM);
+    REQUIRE(T::lane_n(l) < T::kLanesN);
+    ++place[T::lane_m(l) * T::kLanesN + T::lane_n(l)];
+  }
+  CHECK(std::count(place.begin(), place.end(), 1) == 32);
   // Every element of both tiles is copied exactly once per K-tile.
   std::vector<int> a_hits(T::kBM * T::kBK), b_hits(T::kBK * T::kBN);
   for (int t = 0; t < T::kThreads; ++t) {

@@ -55,13 +55,23 @@ struct WarpTiling {
   static constexpr int kAFloats = BK * kALd, kBFloats = BK * BN;
   __host__ __device__ static constexpr int a_offset(int k, int m) { return k * kALd + m; }
   __host__ __device__ static constexpr int b_offset(int k, int n) { return k * BN + n; }
+  /// A lane's place in the kLanesM x kLanesN lane grid. Bit 0 of the lane number moves along m
+  /// and bit 1 along n; the other bits fill the rest of the grid. So lanes l and l ^ 2 read the
+  /// same A float4 and lanes l and l ^ 1 the same B float4: both fragment reads pair, and cost 2
+  /// wavefronts instead of 4 (row-major lanes pair on one of the two only).
+  __host__ __device__ static constexpr int lane_m(int lane) {
+    return kLanesM == 8 ? (lane & 1) | (lane >> 1 & 6) : (lane & 1) | (lane >> 3 & 2);
+  }
+  __host__ __device__ static constexpr int lane_n(int lane) {
+    return kLanesM == 8 ? (lane >> 1 & 1) | (lane >> 3 & 2) : (lane >> 1 & 7);
+  }
   /// First row (column) of the g-th group of 4 rows (columns) that lane `lane` of warp `warp`
   /// owns, relative to the block tile.
   __host__ __device__ static constexpr int thread_row(int warp, int lane, int g) {
-    return (warp / kWarpsN) * WM + g * kLanesM * 4 + (lane / kLanesN) * 4;
+    return (warp / kWarpsN) * WM + g * kLanesM * 4 + lane_m(lane) * 4;
   }
   __host__ __device__ static constexpr int thread_col(int warp, int lane, int g) {
-    return (warp % kWarpsN) * WN + g * kLanesN * 4 + (lane % kLanesN) * 4;
+    return (warp % kWarpsN) * WN + g * kLanesN * 4 + lane_n(lane) * 4;
   }
 };
 //! [warp tiling]
