@@ -8,18 +8,19 @@
 /// tiles WM x WN, and inside a warp tile the 32 lanes form a kLanesM x kLanesN grid (4 x 8 or
 /// 8 x 4), each lane owning TM x TN outputs as groups of 4 rows and 4 columns spread kLanesM * 4
 /// (kLanesN * 4) apart. Every shared-memory read of a warp then touches kLanesM (kLanesN)
-/// consecutive float4: at most 128 bytes, one wavefront, conflict-free by construction for any
-/// of the shapes, and each warp reads only the A rows and B columns of its own sub-tile, which
-/// is the locality the register tile needs once the tile grows past 8 x 8 per thread.
+/// consecutive float4, at most 128 bytes: conflict-free by construction for any of the shapes,
+/// and each warp reads only the A rows and B columns of its own sub-tile, which is the locality
+/// the register tile needs once the tile grows past 8 x 8 per thread. The lanes are placed in
+/// that grid so that lanes which read the same float4 pair up (lane_m(), lane_n()): a fragment
+/// read then costs 2 wavefronts instead of 4.
 ///
 /// The K loop keeps two shared-memory buffers: while a warp computes on one, the next K-tile's
 /// global loads are already in flight into registers and are stored into the other buffer
 /// afterwards, so one barrier per K-tile suffices. The geometry (WarpTiling) and the fragment
 /// loads, outer product and epilogue are shared with the pipelined step 12.
 ///
-/// Measured on the H200 (results/h200/gemm.json): 0.83 x cuBLAS fp32 at 4096^3 with
-/// WarptiledShape, against 0.81 for step 9: the geometry matters less than what steps 12 and 13
-/// change (how the tiles are fetched, and the tile shape).
+/// Measured on the H200 (results/h200/gemm.json): 0.87 x cuBLAS fp32 at 4096^3 with
+/// WarptiledShape, against 0.82 for step 9 (0.83 with row-major lanes, at an earlier commit).
 #pragma once
 #include <cuda_runtime.h>
 

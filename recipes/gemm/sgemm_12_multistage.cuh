@@ -22,7 +22,7 @@
 ///   are read before the last outer product of K-tile kt, so the barrier does not drain the
 ///   fragment pipeline.
 ///
-/// Measured on the H200 (results/h200/gemm.json): 0.89 x cuBLAS fp32 at 4096^3 with
+/// Measured on the H200 (results/h200/gemm.json): 0.88 x cuBLAS fp32 at 4096^3 with
 /// MultistageDefault, 0.32 x at 1000^3 (32 blocks of 128 x 256 for 132 SMs). The unpredicated copy
 /// path for interior blocks was worth 7% over per-copy bounds checks (256 x 128 x 8, 4 stages).
 #pragma once
