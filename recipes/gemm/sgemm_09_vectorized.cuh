@@ -37,8 +37,11 @@ inline constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8;
 inline constexpr int kThreads = BM * BN / (TM * TN);  // 256
 
 //! [vectorized layout]
-/// Word offset of A(m, k) in the transposed A tile, As[k][m].
-__host__ __device__ constexpr int a_offset(int k, int m) { return k * BM + m; }
+/// Word offset of A(m, k) in a transposed A tile As[k][m] whose rows hold ALd floats.
+template <int ALd>
+__host__ __device__ constexpr int a_tile_offset(int k, int m) { return k * ALd + m; }
+/// Step 9's transposed A tile: rows of BM floats.
+__host__ __device__ constexpr int a_offset(int k, int m) { return a_tile_offset<BM>(k, m); }
 /// Word offset of B(k, n) in the B tile, Bs[k][n].
 __host__ __device__ constexpr int b_offset(int k, int n) { return k * BN + n; }
 /// The float4 of A thread `tid` loads per window: row a_row(tid), columns a_col(tid) .. + 3.
@@ -51,46 +54,74 @@ __host__ __device__ constexpr int b_col(int tid) { return tid % (BN / 4) * 4; }
 /// coordinate t (ty for rows, tx for columns): two groups of 4, half a tile apart.
 __host__ __device__ constexpr int frag(int t, int i) { return (i < 4 ? 0 : BM / 2) + t * 4 + i % 4; }
 //! [vectorized layout]
-
-/// Elements (row, col .. col + 3) of a rows x cols matrix p with leading dimension ld, zeros
-/// outside it; one 128-bit load when Vec and the 4 elements are inside.
-template <bool Vec>
-__device__ __forceinline__ float4 load4(const float* __restrict__ p, int row, int col, int rows,
-                                        int cols, int ld) {
-  float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  if (row >= rows) return v;
-  const float* q = p + std::size_t(row) * ld + col;
-  if (Vec && col + 3 < cols) return *reinterpret_cast<const float4*>(q);
-  if (col < cols) v.x = q[0];
-  if (col + 1 < cols) v.y = q[1];
-  if (col + 2 < cols) v.z = q[2];
-  if (col + 3 < cols) v.w = q[3];
-  return v;
-}
 }  // namespace vec
 
+namespace detail {
+
+/// Four consecutive floats p[k .. k + 3] of a row, zero past `limit`; one float4 load when `vec`
+/// (the row start and the leading dimension are multiples of 4 floats) and all four are inside.
+__device__ __forceinline__ float4 load4_row(const float* p, int k, int limit, bool vec) {
+  if (vec && k + 3 < limit) return *reinterpret_cast<const float4*>(p + k);
+  float4 v;
+  v.x = k + 0 < limit ? p[k + 0] : 0.0f;
+  v.y = k + 1 < limit ? p[k + 1] : 0.0f;
+  v.z = k + 2 < limit ? p[k + 2] : 0.0f;
+  v.w = k + 3 < limit ? p[k + 3] : 0.0f;
+  return v;
+}
+
+/// The epilogue of four consecutive outputs of one row: c[n .. n + 3] = alpha * acc + beta * c,
+/// columns at or past N skipped, C not read when beta == 0; one float4 access when `vec`.
+__device__ __forceinline__ void store4_row(float* c, int n, int N, float4 acc, float alpha,
+                                           float beta, bool vec) {
+  if (vec && n + 3 < N) {
+    float4 r = make_float4(alpha * acc.x, alpha * acc.y, alpha * acc.z, alpha * acc.w);
+    if (beta != 0.0f) {
+      const float4 o = *reinterpret_cast<const float4*>(c + n);
+      r.x += beta * o.x, r.y += beta * o.y, r.z += beta * o.z, r.w += beta * o.w;
+    }
+    *reinterpret_cast<float4*>(c + n) = r;
+    return;
+  }
+  const float a[4] = {acc.x, acc.y, acc.z, acc.w};
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+    if (n + j < N) c[n + j] = beta == 0.0f ? alpha * a[j] : alpha * a[j] + beta * c[n + j];
+}
+
+inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+}  // namespace detail
+
 //! [vectorized kernel]
-template <bool Vec>
+/// ALd: floats per row of the transposed A tile (vec::BM here; step 10 pads the rows).
+template <int ALd, bool Vec>
 __global__ void __launch_bounds__(vec::kThreads, 2) sgemm_vectorized_kernel(
     int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
     const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc) {
   using namespace vec;
-  __shared__ __align__(16) float As[2][BK * BM];
+  __shared__ __align__(16) float As[2][BK * ALd];
   __shared__ __align__(16) float Bs[2][BK * BN];
   const int tid = threadIdx.x;
   const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
   const int tx = tid % (BN / TN), ty = tid / (BN / TN);
   const int ar = a_row(tid), ac = a_col(tid), br = b_row(tid), bc = b_col(tid);
 
+  // This thread's float4 of the A and B windows that start at column (row) k0; zeros outside.
+  auto load_a = [&](int k0) {
+    return m0 + ar < M ? detail::load4_row(A + std::size_t(m0 + ar) * lda, k0 + ac, K, Vec) : float4{};
+  };
+  auto load_b = [&](int k0) {
+    return k0 + br < K ? detail::load4_row(B + std::size_t(k0 + br) * ldb, n0 + bc, N, Vec) : float4{};
+  };
   auto store_tiles = [&](int buf, float4 a, float4 b) {
-    As[buf][a_offset(ac + 0, ar)] = a.x;  // the transpose: 4 scalar stores to 4 rows of As
-    As[buf][a_offset(ac + 1, ar)] = a.y;
-    As[buf][a_offset(ac + 2, ar)] = a.z;
-    As[buf][a_offset(ac + 3, ar)] = a.w;
+    As[buf][a_tile_offset<ALd>(ac + 0, ar)] = a.x;  // the transpose: 4 scalar stores to 4 rows of As
+    As[buf][a_tile_offset<ALd>(ac + 1, ar)] = a.y;
+    As[buf][a_tile_offset<ALd>(ac + 2, ar)] = a.z;
+    As[buf][a_tile_offset<ALd>(ac + 3, ar)] = a.w;
     *reinterpret_cast<float4*>(&Bs[buf][b_offset(br, bc)]) = b;
   };
-  float4 a_next = load4<Vec>(A, m0 + ar, ac, M, K, lda);
-  float4 b_next = load4<Vec>(B, br, n0 + bc, K, N, ldb);
+  float4 a_next = load_a(0), b_next = load_b(0);
   store_tiles(0, a_next, b_next);
   __syncthreads();
 
@@ -100,13 +131,13 @@ __global__ void __launch_bounds__(vec::kThreads, 2) sgemm_vectorized_kernel(
     const int cur = t & 1;
     const bool more = t + 1 < windows;
     if (more) {  // next window's loads, in flight during this window's FMAs
-      a_next = load4<Vec>(A, m0 + ar, (t + 1) * BK + ac, M, K, lda);
-      b_next = load4<Vec>(B, (t + 1) * BK + br, n0 + bc, K, N, ldb);
+      a_next = load_a((t + 1) * BK);
+      b_next = load_b((t + 1) * BK);
     }
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
-      const float4 a0 = *reinterpret_cast<const float4*>(&As[cur][a_offset(k, frag(ty, 0))]);
-      const float4 a1 = *reinterpret_cast<const float4*>(&As[cur][a_offset(k, frag(ty, 4))]);
+      const float4 a0 = *reinterpret_cast<const float4*>(&As[cur][a_tile_offset<ALd>(k, frag(ty, 0))]);
+      const float4 a1 = *reinterpret_cast<const float4*>(&As[cur][a_tile_offset<ALd>(k, frag(ty, 4))]);
       const float4 b0 = *reinterpret_cast<const float4*>(&Bs[cur][b_offset(k, frag(tx, 0))]);
       const float4 b1 = *reinterpret_cast<const float4*>(&Bs[cur][b_offset(k, frag(tx, 4))]);
       const float a[TM] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
@@ -125,23 +156,10 @@ __global__ void __launch_bounds__(vec::kThreads, 2) sgemm_vectorized_kernel(
     const int r = m0 + frag(ty, i);
     if (r >= M) continue;
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int c = n0 + frag(tx, 4 * h);
-      float* p = C + std::size_t(r) * ldc + c;
-      const float* x = &acc[i][4 * h];
-      if (Vec && c + 3 < N) {
-        float4 v = make_float4(alpha * x[0], alpha * x[1], alpha * x[2], alpha * x[3]);
-        if (beta != 0.0f) {
-          const float4 old = *reinterpret_cast<const float4*>(p);
-          v.x += beta * old.x, v.y += beta * old.y, v.z += beta * old.z, v.w += beta * old.w;
-        }
-        *reinterpret_cast<float4*>(p) = v;
-      } else {
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-          if (c + j < N) update_c(p + j, x[j], alpha, beta);
-      }
-    }
+    for (int h = 0; h < 2; ++h)
+      detail::store4_row(C + std::size_t(r) * ldc, n0 + frag(tx, 4 * h), N,
+                         make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]),
+                         alpha, beta, Vec);
   }
 }
 //! [vectorized kernel]
@@ -149,8 +167,8 @@ __global__ void __launch_bounds__(vec::kThreads, 2) sgemm_vectorized_kernel(
 /// True when the float4 paths may be used: 16-byte aligned matrices, leading dimensions
 /// multiples of 4 floats.
 inline bool vectorizable(const float* A, int lda, const float* B, int ldb, const float* C, int ldc) {
-  auto aligned = [](const float* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  return aligned(A) && aligned(B) && aligned(C) && lda % 4 == 0 && ldb % 4 == 0 && ldc % 4 == 0;
+  return detail::aligned16(A) && detail::aligned16(B) && detail::aligned16(C) && lda % 4 == 0 &&
+         ldb % 4 == 0 && ldc % 4 == 0;
 }
 
 /// C = alpha * A * B + beta * C, row-major, 128 x 128 block tile, float4 loads, transposed A
@@ -163,15 +181,15 @@ inline cudaError_t sgemm_vectorized(int M, int N, int K, float alpha, const floa
   if (tiles(M, vec::BM) > kMaxGridY) return cudaErrorInvalidValue;
   const dim3 grid(tiles(N, vec::BN), tiles(M, vec::BM));
   if (vectorizable(A, lda, B, ldb, C, ldc))
-    sgemm_vectorized_kernel<true><<<grid, vec::kThreads, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    sgemm_vectorized_kernel<vec::BM, true><<<grid, vec::kThreads, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   else
-    sgemm_vectorized_kernel<false><<<grid, vec::kThreads, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    sgemm_vectorized_kernel<vec::BM, false><<<grid, vec::kThreads, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   return cudaGetLastError();
 }
 
 /// Attributes of the float4 (Vec = true) kernel.
 inline cudaError_t sgemm_vectorized_attributes(int /*K*/, KernelAttributes* out) {
-  return kernel_attributes(sgemm_vectorized_kernel<true>, vec::kThreads, 0, out);
+  return kernel_attributes(sgemm_vectorized_kernel<vec::BM, true>, vec::kThreads, 0, out);
 }
 
 }  // namespace smem::gemm
