@@ -16,7 +16,7 @@
 ///
 /// Measured on the H200 (results/h200/gemm_ncu_steps10_13.txt, gemm.json): the profiler's shared
 /// store bank conflicts fall from 16.8 M to 868 at 4096^3, as the model predicts, but the kernel
-/// is slower than step 9 at every benchmarked shape (3-4% from 2048^3 up, 1-2% at 1000^3 and
+/// is slower than step 9 at every benchmarked shape (3-5% from 2048^3 up, 1% at 1000^3 and
 /// 1024^3): the conflict cost 4 extra wavefronts per 512 FMAs of a thread, too little to matter,
 /// and a removed conflict is not a speed-up.
 #pragma once

@@ -11,8 +11,8 @@
 /// looks up the GPU by name (once per device) and picks the entry of the size class; on a GPU the
 /// table does not know, it runs step 12's shape.
 ///
-/// Measured on the H200 (results/h200/gemm.json, same-run ratios): 0.97 x cuBLAS fp32 at
-/// 1000^3, 0.93 x at 2048^3, 0.94 x at 4096^3, 0.96 x at 8192^3.
+/// Measured on the H200 (results/h200/gemm.json, same-run ratios): 0.96 x cuBLAS fp32 at
+/// 1000^3, 0.92 x at 2048^3, 0.94 x at 4096^3, 0.95 x at 8192^3.
 #pragma once
 #include <cuda_runtime.h>
 
