@@ -12,11 +12,14 @@
 #include <vector>
 
 #include "bench_util.hpp"
+#include "cublas_handle.hpp"
 #include "device_buffer.hpp"
 #include "random.hpp"
 
 namespace gm = smem::gemm;
 using smem::test::DeviceBuffer;
+
+using smem::test::cublas_handle;
 
 namespace {
 
@@ -26,24 +29,11 @@ struct Shape {
 constexpr Shape kShapes[] = {{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096},
                              {8192, 8192, 8192}, {4096, 4096, 1024}, {1000, 1000, 1000}};
 
-cublasHandle_t cublas() {
-  static cublasHandle_t h = [] {
-    cublasHandle_t x;
-    if (cublasCreate(&x) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
-    // Default math mode: no TF32 (that needs CUBLAS_TF32_TENSOR_OP_MATH); the compute type
-    // below is CUBLAS_COMPUTE_32F as well, so the baseline is true fp32.
-    if (cublasSetMathMode(x, CUBLAS_DEFAULT_MATH) != CUBLAS_STATUS_SUCCESS)
-      throw std::runtime_error("cublasSetMathMode failed");
-    return x;
-  }();
-  return h;
-}
-
 // Row-major C = alpha A B + beta C in true fp32 (CUBLAS_COMPUTE_32F): column-major C^T = B^T A^T.
 cudaError_t cublas_sgemm(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
                          float beta, float* C, int ldc) {
-  const cublasStatus_t s = cublasGemmEx(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, CUDA_R_32F, ldb,
-                                        A, CUDA_R_32F, lda, &beta, C, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F,
+  const cublasStatus_t s = cublasGemmEx(cublas_handle(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, CUDA_R_32F,
+                                        ldb, A, CUDA_R_32F, lda, &beta, C, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F,
                                         CUBLAS_GEMM_DEFAULT);
   return s == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
 }

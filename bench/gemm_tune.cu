@@ -24,6 +24,7 @@
 #include <gemm/sgemm_12_multistage.cuh>
 
 #include "cuda_check.hpp"
+#include "cublas_handle.hpp"
 #include "device_buffer.hpp"
 #include "gemm_tune_candidates.cuh"
 #include "random.hpp"
@@ -31,26 +32,16 @@
 using smem::test::DeviceBuffer;
 using smem::tune::Candidate;
 
-namespace {
+using smem::test::cublas_handle;
 
-cublasHandle_t cublas() {
-  static cublasHandle_t h = [] {
-    cublasHandle_t x;
-    if (cublasCreate(&x) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
-    // True fp32: no TF32 tensor cores.
-    cublasSetMathMode(x, CUBLAS_PEDANTIC_MATH);
-    return x;
-  }();
-  return h;
-}
+namespace {
 
 // Row-major C = alpha A B + beta C is column-major C^T = alpha B^T A^T + beta C^T.
 cudaError_t cublas_sgemm(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
                          int ldb, float beta, float* C, int ldc, cudaStream_t = nullptr) {
-  return cublasSgemm(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, ldb, A, lda, &beta, C,
-                     ldc) == CUBLAS_STATUS_SUCCESS
-             ? cudaSuccess
-             : cudaErrorUnknown;
+  const cublasStatus_t s = cublasSgemm(cublas_handle<CUBLAS_PEDANTIC_MATH>(), CUBLAS_OP_N, CUBLAS_OP_N,
+                                       N, M, K, &alpha, B, ldb, A, lda, &beta, C, ldc);
+  return s == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
 }
 
 // Uniform values in [-1, 1) from a hash of (seed, i): fresh every run, fast for large buffers.

@@ -10,36 +10,31 @@
 #include <vector>
 
 #include "bench_util.hpp"
+#include "cublas_handle.hpp"
 #include "device_buffer.hpp"
 #include "random.hpp"
 
 namespace tr = smem::transpose;
 using smem::test::DeviceBuffer;
 
+using smem::test::cublas_handle;
+
 namespace {
 
 template <class T>
 constexpr const char* type_name() { return sizeof(T) == 4 ? "float" : "double"; }
 
-// cuBLAS handle shared by the geam baselines, created on first use.
-cublasHandle_t cublas() {
-  static cublasHandle_t h = [] {
-    cublasHandle_t x;
-    if (cublasCreate(&x) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
-    return x;
-  }();
-  return h;
-}
-
 // Row-major out (cols x rows) = transpose(in (rows x cols)) is, column-major, C (rows x cols,
 // ldc = rows) = A^T with A (cols x rows, lda = cols).
 cublasStatus_t geam(int rows, int cols, const float* in, float* out) {
   const float one = 1, zero = 0;
-  return cublasSgeam(cublas(), CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &one, in, cols, &zero, out, rows, out, rows);
+  return cublasSgeam(cublas_handle(), CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &one, in, cols, &zero, out, rows,
+                     out, rows);
 }
 cublasStatus_t geam(int rows, int cols, const double* in, double* out) {
   const double one = 1, zero = 0;
-  return cublasDgeam(cublas(), CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &one, in, cols, &zero, out, rows, out, rows);
+  return cublasDgeam(cublas_handle(), CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &one, in, cols, &zero, out, rows,
+                     out, rows);
 }
 
 template <class T, class Launch>

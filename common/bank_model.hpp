@@ -89,12 +89,8 @@ inline Cost copy_cost(const std::array<std::int64_t, 32>& byte_addr, int width, 
   return phased_cost(byte_addr, width, active, 8);
 }
 
-/// Wavefronts needed for one warp-wide request (0 when no lane is active).
-inline int wavefronts(const std::array<std::int64_t, 32>& byte_addr, int width, std::uint32_t active = 0xffffffffu) {
-  return cost(byte_addr, width, active).wavefronts;
-}
-
-/// The same, with lane -> byte address given as a function: cost_of([](int lane){...}, 4).
+/// cost() and copy_cost() with lane -> byte address given as a function:
+/// cost_of([](int lane){...}, 4). wavefronts_of() is 0 when no lane is active.
 template <class LaneAddr>
 std::array<std::int64_t, 32> lane_addresses(LaneAddr&& lane_addr) {
   std::array<std::int64_t, 32> a{};

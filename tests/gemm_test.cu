@@ -18,6 +18,7 @@
 #include "bank_evidence.hpp"
 #include "bank_model.hpp"
 #include "compare.hpp"
+#include "cublas_handle.hpp"
 #include "device_buffer.hpp"
 #include "gpu.hpp"
 #include "gemm_reference.cuh"
@@ -27,6 +28,8 @@ namespace gm = smem::gemm;
 using smem::bank::ideal_wavefronts;
 using smem::bank::wavefronts_of;
 using smem::test::DeviceBuffer;
+
+using smem::test::cublas_handle;
 
 namespace {
 
@@ -84,20 +87,11 @@ bool padding_untouched(const std::vector<float>& got, const std::vector<float>& 
   return true;
 }
 
-cublasHandle_t cublas() {
-  static cublasHandle_t h = [] {
-    cublasHandle_t x;
-    if (cublasCreate(&x) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
-    return x;
-  }();
-  return h;
-}
-
 // Row-major C = alpha A B + beta C through cuBLAS in true fp32 (CUBLAS_COMPUTE_32F, no TF32):
 // column-major, that is C^T = B^T A^T.
 cublasStatus_t cublas_sgemm(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
                             int ldb, float beta, float* C, int ldc) {
-  return cublasGemmEx(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, CUDA_R_32F, ldb, A,
+  return cublasGemmEx(cublas_handle(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, CUDA_R_32F, ldb, A,
                       CUDA_R_32F, lda, &beta, C, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
 }
 

@@ -171,20 +171,28 @@ inline bool vectorizable(const float* A, int lda, const float* B, int ldb, const
          ldb % 4 == 0 && ldc % 4 == 0;
 }
 
-/// C = alpha * A * B + beta * C, row-major, 128 x 128 block tile, float4 loads, transposed A
-/// tile, double-buffered. Any sizes and leading dimensions: scalar path when not vectorizable().
-inline cudaError_t sgemm_vectorized(int M, int N, int K, float alpha, const float* A, int lda,
-                                    const float* B, int ldb, float beta, float* C, int ldc,
-                                    cudaStream_t stream = nullptr) {
+/// Launches sgemm_vectorized_kernel with A tile rows of ALd floats: the float4 kernel when
+/// vectorizable(), the scalar one otherwise.
+template <int ALd>
+cudaError_t sgemm_vectorized_with(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+                                  int ldb, float beta, float* C, int ldc, cudaStream_t stream) {
   if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)
     return finish_without_launch(a, M, N, beta, C, ldc, stream);
   if (tiles(M, vec::BM) > kMaxGridY) return cudaErrorInvalidValue;
   const dim3 grid(tiles(N, vec::BN), tiles(M, vec::BM));
   if (vectorizable(A, lda, B, ldb, C, ldc))
-    sgemm_vectorized_kernel<vec::BM, true><<<grid, vec::kThreads, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    sgemm_vectorized_kernel<ALd, true><<<grid, vec::kThreads, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   else
-    sgemm_vectorized_kernel<vec::BM, false><<<grid, vec::kThreads, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    sgemm_vectorized_kernel<ALd, false><<<grid, vec::kThreads, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   return cudaGetLastError();
+}
+
+/// C = alpha * A * B + beta * C, row-major, 128 x 128 block tile, float4 loads, transposed A
+/// tile, double-buffered. Any sizes and leading dimensions: scalar path when not vectorizable().
+inline cudaError_t sgemm_vectorized(int M, int N, int K, float alpha, const float* A, int lda,
+                                    const float* B, int ldb, float beta, float* C, int ldc,
+                                    cudaStream_t stream = nullptr) {
+  return sgemm_vectorized_with<vec::BM>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
 }
 
 /// Attributes of the float4 (Vec = true) kernel.

@@ -43,17 +43,9 @@ __host__ __device__ constexpr int a_offset(int k, int m) { return vec::a_tile_of
 inline cudaError_t sgemm_conflict_free(int M, int N, int K, float alpha, const float* A, int lda,
                                        const float* B, int ldb, float beta, float* C, int ldc,
                                        cudaStream_t stream = nullptr) {
-  if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)
-    return finish_without_launch(a, M, N, beta, C, ldc, stream);
-  if (tiles(M, cf::BM) > kMaxGridY) return cudaErrorInvalidValue;
-  const dim3 grid(tiles(N, cf::BN), tiles(M, cf::BM));
   //! [conflict-free launch]
-  if (vectorizable(A, lda, B, ldb, C, ldc))
-    sgemm_vectorized_kernel<cf::kALd, true><<<grid, cf::kThreads, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  else
-    sgemm_vectorized_kernel<cf::kALd, false><<<grid, cf::kThreads, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  return sgemm_vectorized_with<cf::kALd>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
   //! [conflict-free launch]
-  return cudaGetLastError();
 }
 
 inline cudaError_t sgemm_conflict_free_attributes(int /*K*/, KernelAttributes* out) {
