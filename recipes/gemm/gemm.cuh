@@ -1,14 +1,14 @@
 /// \file gemm.cuh
-/// \brief The SGEMM family: every step, one Variant enum, a dispatcher and the kernel attributes,
-/// which the tests and benchmarks iterate over. Adding a step is one header and one entry in
-/// Variant, kAllVariants, name(), run() and attributes() here.
+/// \brief The SGEMM family: its one step list (SMEM_GEMM_STEPS), and the Variant enum, names,
+/// dispatchers and step table generated from it, which the tests and benchmarks iterate over.
+/// Adding a step is one header, its #include here and one line in the list.
 ///
 /// Every launcher computes, row-major, C = alpha * A * B + beta * C (A M x K with lda >= K,
-/// B K x N with ldb >= N, C M x N with ldc >= N) and follows gemm_args.cuh's contract.
+/// B K x N with ldb >= N, C M x N with ldc >= N) and follows gemm_common.cuh's contract.
 #pragma once
 #include <cuda_runtime.h>
 
-#include "gemm_args.cuh"
+#include "gemm_common.cuh"
 #include "sgemm_01_naive.cuh"
 #include "sgemm_02_coalesced.cuh"
 #include "sgemm_03_full_k_strip.cuh"
@@ -23,103 +23,88 @@
 #include "sgemm_12_multistage.cuh"
 #include "sgemm_13_autotuned.cuh"
 
+/// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher
+/// (`name(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream)`) and its plan
+/// (`name##_plan(M, N, K, A, lda, B, ldb, C, ldc)`).
+#define SMEM_GEMM_STEPS(X)                                                                           \
+  X(1, naive, "sgemm_01_naive.cuh", "Naive: one thread per element of C, thread x indexes the rows of C.") \
+  X(2, coalesced, "sgemm_02_coalesced.cuh", "Coalesced: the naive kernel with thread x indexing the columns of C.") \
+  X(3, full_k_strip, "sgemm_03_full_k_strip.cuh",                                                    \
+    "Full-K strip: a block stages whole 16-row and 16-column strips of A and B in dynamic shared memory.") \
+  X(4, tiled_16, "sgemm_04_tiled.cuh",                                                               \
+    "Tiled 16 x 16: a sliding K window in two shared tiles, two barriers per window, zero-filled edges.") \
+  X(4, tiled_32, "sgemm_04_tiled.cuh", "Tiled 32 x 32: the same kernel with 32 x 32 tiles.")          \
+  X(5, tiled_32_padded, "sgemm_05_padded.cuh", "Padded 32 x 33 tiles: step 4's kernel with one unused word per row.") \
+  X(6, double_buffered, "sgemm_06_double_buffered.cuh",                                              \
+    "Double-buffered 32 x 32 tiles: two copies of each tile, one barrier per window.")               \
+  X(7, blocktile_1d, "sgemm_07_blocktile_1d.cuh", "1D register blocktiling: each thread computes a column of 8 elements of C.") \
+  X(8, blocktile_2d, "sgemm_08_blocktile_2d.cuh", "2D register blocktiling: each thread computes an 8 x 8 block of C.") \
+  X(9, vectorized, "sgemm_09_vectorized.cuh",                                                        \
+    "Vectorized: 128-bit global and shared loads, a transposed A tile, double buffering.")           \
+  X(10, conflict_free, "sgemm_10_conflict_free.cuh",                                                 \
+    "Conflict-free A tile: step 9's kernel with the transposed A tile's rows padded by 4 floats.")   \
+  X(11, warptiled, "sgemm_11_warptiled.cuh",                                                         \
+    "Warptiling: block, warp and thread tiles, each warp owning a sub-tile of C; loads staged through registers.") \
+  X(12, multistage, "sgemm_12_multistage.cuh",                                                       \
+    "Multistage: cp.async copies into a ring of shared-memory stages, several K-tiles ahead of the compute.") \
+  X(13, autotuned, "sgemm_13_autotuned.cuh",                                                         \
+    "Autotuned: step 12's kernel with the shape that ./cookbook tune gemm measured fastest on this GPU.")
+
 namespace smem::gemm {
 
 /// Every step of the ladder, in order.
 enum class Variant {
-  naive,
-  coalesced,
-  full_k_strip,
-  tiled_16,
-  tiled_32,
-  tiled_32_padded,
-  double_buffered,
-  blocktile_1d,
-  blocktile_2d,
-  vectorized,
-  conflict_free,
-  warptiled,
-  multistage,
-  autotuned,
+#define SMEM_VARIANT(step, name, header, summary) name,
+  SMEM_GEMM_STEPS(SMEM_VARIANT)
+#undef SMEM_VARIANT
+};
+
+/// One line of the step list.
+struct Step {
+  Variant variant;
+  int step;
+  const char* name;
+  const char* header;
+  const char* summary;
+};
+
+inline constexpr Step kSteps[] = {
+#define SMEM_STEP(step, name, header, summary) {Variant::name, step, #name, header, summary},
+    SMEM_GEMM_STEPS(SMEM_STEP)
+#undef SMEM_STEP
 };
 
 inline constexpr Variant kAllVariants[] = {
-    Variant::naive,           Variant::coalesced,    Variant::full_k_strip, Variant::tiled_16,
-    Variant::tiled_32,        Variant::tiled_32_padded, Variant::double_buffered,
-    Variant::blocktile_1d,    Variant::blocktile_2d, Variant::vectorized,
-    Variant::conflict_free,   Variant::warptiled,    Variant::multistage,   Variant::autotuned,
+#define SMEM_VARIANT(step, name, header, summary) Variant::name,
+    SMEM_GEMM_STEPS(SMEM_VARIANT)
+#undef SMEM_VARIANT
 };
 
-constexpr const char* name(Variant v) {
-  switch (v) {
-    case Variant::naive: return "naive";
-    case Variant::coalesced: return "coalesced";
-    case Variant::full_k_strip: return "full_k_strip";
-    case Variant::tiled_16: return "tiled_16";
-    case Variant::tiled_32: return "tiled_32";
-    case Variant::tiled_32_padded: return "tiled_32_padded";
-    case Variant::double_buffered: return "double_buffered";
-    case Variant::blocktile_1d: return "blocktile_1d";
-    case Variant::blocktile_2d: return "blocktile_2d";
-    case Variant::vectorized: return "vectorized";
-    case Variant::conflict_free: return "conflict_free";
-    case Variant::warptiled: return "warptiled";
-    case Variant::multistage: return "multistage";
-    case Variant::autotuned: return "autotuned";
-  }
-  return "?";
-}
+constexpr const char* name(Variant v) { return kSteps[int(v)].name; }
 
 /// Runs one variant: C = alpha * A * B + beta * C.
-inline cudaError_t run(Variant v, int M, int N, int K, float alpha, const float* A, int lda,
-                       const float* B, int ldb, float beta, float* C, int ldc,
-                       cudaStream_t stream = nullptr) {
+inline cudaError_t run(Variant v, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                       float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
   switch (v) {
-    case Variant::naive: return sgemm_naive(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
-    case Variant::coalesced: return sgemm_coalesced(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
-    case Variant::full_k_strip: return sgemm_full_k_strip(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
-    case Variant::tiled_16: return sgemm_tiled_16(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
-    case Variant::tiled_32: return sgemm_tiled_32(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
-    case Variant::tiled_32_padded: return sgemm_tiled_32_padded(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
-    case Variant::double_buffered: return sgemm_double_buffered(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
-    case Variant::blocktile_1d: return sgemm_blocktile_1d(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
-    case Variant::blocktile_2d: return sgemm_blocktile_2d(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
-    case Variant::vectorized: return sgemm_vectorized(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
-    case Variant::conflict_free: return sgemm_conflict_free(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
-    case Variant::warptiled: return sgemm_warptiled(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
-    case Variant::multistage: return sgemm_multistage(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
-    case Variant::autotuned: return sgemm_autotuned(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+#define SMEM_RUN(step, name, header, summary) \
+  case Variant::name: return name(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+    SMEM_GEMM_STEPS(SMEM_RUN)
+#undef SMEM_RUN
   }
   return cudaErrorInvalidValue;
 }
 
-/// Whether variant v accepts an inner dimension K on the current device (a variant precondition
-/// other than the common argument checks; the launcher returns cudaErrorInvalidValue otherwise).
-inline bool supports(Variant v, int K) {
-  if (v == Variant::full_k_strip) return K <= full_k_max_k();
-  return true;
-}
-
-/// Registers, static and dynamic shared memory, threads per block and blocks per SM of the
-/// kernel variant v launches for inner dimension K (its float4 path where it has one).
-inline cudaError_t attributes(Variant v, int K, KernelAttributes* out) {
+/// The launch plan variant v uses for these (valid) arguments, as the benchmark reports it; a
+/// null kernel where the variant cannot run the problem (e.g. the full-K strip beyond its K).
+inline Plan<const void*> plan(Variant v, int M, int N, int K, const float* A, int lda, const float* B, int ldb,
+                              const float* C, int ldc) {
   switch (v) {
-    case Variant::naive: return sgemm_naive_attributes(K, out);
-    case Variant::coalesced: return sgemm_coalesced_attributes(K, out);
-    case Variant::full_k_strip: return sgemm_full_k_strip_attributes(K, out);
-    case Variant::tiled_16: return sgemm_tiled_16_attributes(K, out);
-    case Variant::tiled_32: return sgemm_tiled_32_attributes(K, out);
-    case Variant::tiled_32_padded: return sgemm_tiled_32_padded_attributes(K, out);
-    case Variant::double_buffered: return sgemm_double_buffered_attributes(K, out);
-    case Variant::blocktile_1d: return sgemm_blocktile_1d_attributes(K, out);
-    case Variant::blocktile_2d: return sgemm_blocktile_2d_attributes(K, out);
-    case Variant::vectorized: return sgemm_vectorized_attributes(K, out);
-    case Variant::conflict_free: return sgemm_conflict_free_attributes(K, out);
-    case Variant::warptiled: return sgemm_warptiled_attributes(K, out);
-    case Variant::multistage: return sgemm_multistage_attributes(K, out);
-    case Variant::autotuned: return sgemm_autotuned_attributes(K, out);
+#define SMEM_PLAN(step, name, header, summary) \
+  case Variant::name: return name##_plan(M, N, K, A, lda, B, ldb, C, ldc).erased();
+    SMEM_GEMM_STEPS(SMEM_PLAN)
+#undef SMEM_PLAN
   }
-  return cudaErrorInvalidValue;
+  return {nullptr, dim3(), dim3(), 0};
 }
 
 }  // namespace smem::gemm

@@ -19,7 +19,7 @@
 
 #include <cstddef>
 
-#include "gemm_args.cuh"
+#include "gemm_common.cuh"
 
 namespace smem::gemm {
 
@@ -37,12 +37,13 @@ constexpr std::size_t full_k_smem_bytes(int K) {
 }
 
 //! [full-K kernel]
-__global__ void __launch_bounds__(kStrip* kStrip) sgemm_full_k_strip_kernel(
+__global__ void __launch_bounds__(kStrip* kStrip) full_k_strip_kernel(
     int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
     const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc) {
   extern __shared__ float strip[];
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const int m0 = blockIdx.y * kStrip, n0 = blockIdx.x * kStrip;
+  const TileCoord t = row_major_tile((N + kStrip - 1) / kStrip);
+  const int m0 = t.m * kStrip, n0 = t.n * kStrip;
   // Load phase: row m0 + ty of A, 16 consecutive floats per half-warp; rows k of the B strip.
   for (int k = tx; k < K; k += kStrip)
     strip[strip_a_offset(K, ty, k)] = m0 + ty < M ? A[std::size_t(m0 + ty) * lda + k] : 0.0f;
@@ -67,35 +68,24 @@ inline int full_k_max_k() {
   return (optin / int(sizeof(float)) - kStrip) / (2 * kStrip);
 }
 
-/// Opts the kernel in to `bytes` of dynamic shared memory when that is above the 48 KB default.
-inline cudaError_t full_k_opt_in(std::size_t bytes) {
-  if (bytes <= 48u * 1024u) return cudaSuccess;
-  return cudaFuncSetAttribute(sgemm_full_k_strip_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              int(bytes));
+/// The plan: a null kernel when the strips of this K do not fit the device's shared memory.
+inline Plan<GemmKernel> full_k_strip_plan(int M, int N, int K, const float*, int, const float*, int, const float*,
+                                          int) {
+  auto p = grid_plan(full_k_strip_kernel, tiles(M, kStrip) * tiles(N, kStrip), dim3(kStrip, kStrip),
+                     unsigned(full_k_smem_bytes(K)));
+  if (K > full_k_max_k()) p.kernel = nullptr;
+  return p;
 }
 
 /// C = alpha * A * B + beta * C, row-major, with full-K strips of A and B in shared memory.
 /// Precondition: K <= full_k_max_k() (checked after the argument checks, with a device query;
 /// cudaErrorInvalidValue otherwise, C untouched).
-inline cudaError_t sgemm_full_k_strip(int M, int N, int K, float alpha, const float* A, int lda,
-                                      const float* B, int ldb, float beta, float* C, int ldc,
-                                      cudaStream_t stream = nullptr) {
+inline cudaError_t full_k_strip(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                                float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
   if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)
     return finish_without_launch(a, M, N, beta, C, ldc, stream);
-  if (tiles(M, kStrip) > kMaxGridY || K > full_k_max_k()) return cudaErrorInvalidValue;
-  const std::size_t bytes = full_k_smem_bytes(K);
-  if (cudaError_t e = full_k_opt_in(bytes); e != cudaSuccess) return e;
-  sgemm_full_k_strip_kernel<<<dim3(tiles(N, kStrip), tiles(M, kStrip)), dim3(kStrip, kStrip), bytes,
-                              stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  return cudaGetLastError();
-}
-
-/// Attributes for a given K (the dynamic shared memory, and so the blocks per SM, depend on it).
-inline cudaError_t sgemm_full_k_strip_attributes(int K, KernelAttributes* out) {
-  if (K > full_k_max_k()) return cudaErrorInvalidValue;
-  const std::size_t bytes = full_k_smem_bytes(K);
-  if (cudaError_t e = full_k_opt_in(bytes); e != cudaSuccess) return e;
-  return kernel_attributes(sgemm_full_k_strip_kernel, kStrip * kStrip, int(bytes), out);
+  return launch(full_k_strip_plan(M, N, K, A, lda, B, ldb, C, ldc), stream, M, N, K, alpha, A, lda, B, ldb, beta,
+                C, ldc);
 }
 
 }  // namespace smem::gemm

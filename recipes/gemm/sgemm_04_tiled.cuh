@@ -21,7 +21,7 @@
 
 #include <cstddef>
 
-#include "gemm_args.cuh"
+#include "gemm_common.cuh"
 
 namespace smem::gemm {
 
@@ -37,14 +37,15 @@ struct TileLayout {
 
 //! [tiled kernel]
 template <int T, int Pad>
-__global__ void __launch_bounds__(T* T) sgemm_tiled_kernel(int M, int N, int K, float alpha,
+__global__ void __launch_bounds__(T* T) tiled_kernel(int M, int N, int K, float alpha,
                                                          const float* __restrict__ A, int lda,
                                                          const float* __restrict__ B, int ldb,
                                                          float beta, float* __restrict__ C, int ldc) {
   using L = TileLayout<T, Pad>;
   __shared__ float As[L::kElements], Bs[L::kElements];
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const int row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
+  const TileCoord t = row_major_tile((N + T - 1) / T);
+  const int row = t.m * T + ty, col = t.n * T + tx;
   const float* a = A + std::size_t(row < M ? row : 0) * lda;  // this thread's row of A
   float acc = 0.0f;
   for (int k0 = 0; k0 < K; k0 += T) {
@@ -59,37 +60,38 @@ __global__ void __launch_bounds__(T* T) sgemm_tiled_kernel(int M, int N, int K, 
 }
 //! [tiled kernel]
 
-/// Launches sgemm_tiled_kernel<T, Pad>; steps 4 (tiled 16 and 32) and 5 (padded) are this.
+/// The plan of tiled_kernel<T, Pad>; steps 4 (tiled 16 and 32) and 5 (padded) are this.
 template <int T, int Pad>
-cudaError_t sgemm_tiled_t(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
-                          int ldb, float beta, float* C, int ldc, cudaStream_t stream) {
+Plan<GemmKernel> tiled_plan(int M, int N) {
+  return grid_plan(tiled_kernel<T, Pad>, tiles(M, T) * tiles(N, T), dim3(T, T));
+}
+
+/// Launches tiled_kernel<T, Pad>.
+template <int T, int Pad>
+cudaError_t tiled(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
+                  float* C, int ldc, cudaStream_t stream) {
   if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)
     return finish_without_launch(a, M, N, beta, C, ldc, stream);
-  if (tiles(M, T) > kMaxGridY) return cudaErrorInvalidValue;
-  sgemm_tiled_kernel<T, Pad><<<dim3(tiles(N, T), tiles(M, T)), dim3(T, T), 0, stream>>>(
-      M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  return cudaGetLastError();
+  return launch(tiled_plan<T, Pad>(M, N), stream, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+inline Plan<GemmKernel> tiled_16_plan(int M, int N, int, const float*, int, const float*, int, const float*, int) {
+  return tiled_plan<16, 0>(M, N);
+}
+inline Plan<GemmKernel> tiled_32_plan(int M, int N, int, const float*, int, const float*, int, const float*, int) {
+  return tiled_plan<32, 0>(M, N);
 }
 
 /// C = alpha * A * B + beta * C, row-major, 16 x 16 tiles.
-inline cudaError_t sgemm_tiled_16(int M, int N, int K, float alpha, const float* A, int lda,
-                                  const float* B, int ldb, float beta, float* C, int ldc,
-                                  cudaStream_t stream = nullptr) {
-  return sgemm_tiled_t<16, 0>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+inline cudaError_t tiled_16(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                            float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
+  return tiled<16, 0>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
 }
 
 /// C = alpha * A * B + beta * C, row-major, 32 x 32 tiles.
-inline cudaError_t sgemm_tiled_32(int M, int N, int K, float alpha, const float* A, int lda,
-                                  const float* B, int ldb, float beta, float* C, int ldc,
-                                  cudaStream_t stream = nullptr) {
-  return sgemm_tiled_t<32, 0>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
-}
-
-inline cudaError_t sgemm_tiled_16_attributes(int /*K*/, KernelAttributes* out) {
-  return kernel_attributes(sgemm_tiled_kernel<16, 0>, 16 * 16, 0, out);
-}
-inline cudaError_t sgemm_tiled_32_attributes(int /*K*/, KernelAttributes* out) {
-  return kernel_attributes(sgemm_tiled_kernel<32, 0>, 32 * 32, 0, out);
+inline cudaError_t tiled_32(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                            float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
+  return tiled<32, 0>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
 }
 
 }  // namespace smem::gemm

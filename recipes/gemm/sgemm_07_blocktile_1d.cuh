@@ -13,61 +13,73 @@
 
 #include <cstddef>
 
-#include "gemm_args.cuh"
+#include "gemm_common.cuh"
 
 namespace smem::gemm {
 
-namespace bt1d {
-inline constexpr int BM = 64, BN = 64, BK = 8, TM = 8;
-inline constexpr int kThreads = BM * BN / TM;  // 512
-}  // namespace bt1d
+//! [1D blocktiling layout]
+/// Step 7's shape and its thread-to-shared-memory maps (the kernel and the bank-model tests both
+/// use these).
+struct Blocktile1d {
+  static constexpr int BM = 64, BN = 64, BK = 8, TM = 8;
+  static constexpr int kThreads = BM * BN / TM;  // 512
+  /// As[m][k] and Bs[k][n], row-major.
+  __host__ __device__ static constexpr int a_offset(int m, int k) { return m * BK + k; }
+  __host__ __device__ static constexpr int b_offset(int k, int n) { return k * BN + n; }
+  /// The element of each tile that thread `tid` loads per window: A(a_m, a_k), B(b_k, b_n).
+  __host__ __device__ static constexpr int a_m(int tid) { return tid / BK; }
+  __host__ __device__ static constexpr int a_k(int tid) { return tid % BK; }
+  __host__ __device__ static constexpr int b_k(int tid) { return tid / BN; }
+  __host__ __device__ static constexpr int b_n(int tid) { return tid % BN; }
+  /// The outputs of thread `tid`: rows thread_m(tid, 0 .. TM - 1) of column thread_n(tid).
+  __host__ __device__ static constexpr int thread_m(int tid, int i) { return tid / BN * TM + i; }
+  __host__ __device__ static constexpr int thread_n(int tid) { return tid % BN; }
+};
+//! [1D blocktiling layout]
 
 //! [1D blocktiling kernel]
-__global__ void __launch_bounds__(bt1d::kThreads) sgemm_blocktile_1d_kernel(
-    int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
-    const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc) {
-  using namespace bt1d;
-  __shared__ float As[BM * BK], Bs[BK * BN];
+__global__ void __launch_bounds__(Blocktile1d::kThreads) blocktile_1d_kernel(
+    int M, int N, int K, float alpha, const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb,
+    float beta, float* __restrict__ C, int ldc) {
+  using L = Blocktile1d;
+  __shared__ float As[L::BM * L::BK], Bs[L::BK * L::BN];
   const int tid = threadIdx.x;
-  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-  const int tx = tid % BN, ty = tid / BN;      // this thread: column tx, rows ty*TM .. ty*TM+TM-1
-  const int ar = tid / BK, ac = tid % BK;      // the A element this thread loads
-  const int br = tid / BN, bc = tid % BN;      // the B element this thread loads
-  float acc[TM] = {};
-  for (int k0 = 0; k0 < K; k0 += BK) {
-    As[ar * BK + ac] = m0 + ar < M && k0 + ac < K ? A[std::size_t(m0 + ar) * lda + k0 + ac] : 0.0f;
-    Bs[br * BN + bc] = k0 + br < K && n0 + bc < N ? B[std::size_t(k0 + br) * ldb + n0 + bc] : 0.0f;
+  const TileCoord t = row_major_tile((N + L::BN - 1) / L::BN);
+  const int m0 = t.m * L::BM, n0 = t.n * L::BN;
+  const int am = L::a_m(tid), ak = L::a_k(tid), bk = L::b_k(tid), bn = L::b_n(tid);
+  float acc[L::TM] = {};
+  for (int k0 = 0; k0 < K; k0 += L::BK) {
+    As[L::a_offset(am, ak)] = m0 + am < M && k0 + ak < K ? A[std::size_t(m0 + am) * lda + k0 + ak] : 0.0f;
+    Bs[L::b_offset(bk, bn)] = k0 + bk < K && n0 + bn < N ? B[std::size_t(k0 + bk) * ldb + n0 + bn] : 0.0f;
     __syncthreads();
 #pragma unroll
-    for (int k = 0; k < BK; ++k) {
-      const float b = Bs[k * BN + tx];  // one register, reused TM times
+    for (int k = 0; k < L::BK; ++k) {
+      const float b = Bs[L::b_offset(k, L::thread_n(tid))];  // one register, reused TM times
 #pragma unroll
-      for (int i = 0; i < TM; ++i) acc[i] += As[(ty * TM + i) * BK + k] * b;
+      for (int i = 0; i < L::TM; ++i) acc[i] += As[L::a_offset(L::thread_m(tid, i), k)] * b;
     }
     __syncthreads();
   }
 #pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const int r = m0 + ty * TM + i, c = n0 + tx;
+  for (int i = 0; i < L::TM; ++i) {
+    const int r = m0 + L::thread_m(tid, i), c = n0 + L::thread_n(tid);
     if (r < M && c < N) update_c(&C[std::size_t(r) * ldc + c], acc[i], alpha, beta);
   }
 }
 //! [1D blocktiling kernel]
 
-/// C = alpha * A * B + beta * C, row-major, 64 x 64 block tile, 8 results per thread.
-inline cudaError_t sgemm_blocktile_1d(int M, int N, int K, float alpha, const float* A, int lda,
-                                      const float* B, int ldb, float beta, float* C, int ldc,
-                                      cudaStream_t stream = nullptr) {
-  if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)
-    return finish_without_launch(a, M, N, beta, C, ldc, stream);
-  if (tiles(M, bt1d::BM) > kMaxGridY) return cudaErrorInvalidValue;
-  sgemm_blocktile_1d_kernel<<<dim3(tiles(N, bt1d::BN), tiles(M, bt1d::BM)), bt1d::kThreads, 0, stream>>>(
-      M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  return cudaGetLastError();
+inline Plan<GemmKernel> blocktile_1d_plan(int M, int N, int, const float*, int, const float*, int, const float*, int) {
+  return grid_plan(blocktile_1d_kernel, tiles(M, Blocktile1d::BM) * tiles(N, Blocktile1d::BN),
+                   dim3(Blocktile1d::kThreads));
 }
 
-inline cudaError_t sgemm_blocktile_1d_attributes(int /*K*/, KernelAttributes* out) {
-  return kernel_attributes(sgemm_blocktile_1d_kernel, bt1d::kThreads, 0, out);
+/// C = alpha * A * B + beta * C, row-major, 64 x 64 block tile, 8 outputs per thread.
+inline cudaError_t blocktile_1d(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                                float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
+  if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)
+    return finish_without_launch(a, M, N, beta, C, ldc, stream);
+  return launch(blocktile_1d_plan(M, N, K, A, lda, B, ldb, C, ldc), stream, M, N, K, alpha, A, lda, B, ldb, beta,
+                C, ldc);
 }
 
 }  // namespace smem::gemm

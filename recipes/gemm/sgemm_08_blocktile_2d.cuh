@@ -8,84 +8,96 @@
 /// cost registers (about 128 per thread), which caps the SM at two such blocks.
 /// What is left: the compiler already turns the fragment reads into 128-bit loads (4 consecutive
 /// k of an A row, 4 consecutive columns of a B row), but the B fragments of neighbouring lanes are
-/// 8 words apart, so pairs of lanes in a quarter-warp hit the same banks: ncu counts 5 wavefronts
-/// per shared load where step 9 needs 3. And 153 registers per thread leave room for one block
-/// per SM. Step 9 reorganises the fragments and the loads.
+/// 8 words apart, so pairs of lanes in a quarter-warp hit the same banks (the bank model and the
+/// profiler's counts are on the page). Step 9 reorganises the fragments and the loads.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <cstddef>
 
-#include "gemm_args.cuh"
+#include "gemm_common.cuh"
 
 namespace smem::gemm {
 
-namespace bt2d {
-inline constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8;
-inline constexpr int kThreads = BM * BN / (TM * TN);  // 256
-}  // namespace bt2d
+//! [2D blocktiling layout]
+/// Step 8's shape and its thread-to-shared-memory maps (the kernel and the bank-model tests both
+/// use these).
+struct Blocktile2d {
+  static constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8;
+  static constexpr int kThreads = BM * BN / (TM * TN);  // 256
+  static constexpr int kLoads = BM * BK / kThreads;     // elements of each tile a thread loads
+  /// As[m][k] and Bs[k][n], row-major.
+  __host__ __device__ static constexpr int a_offset(int m, int k) { return m * BK + k; }
+  __host__ __device__ static constexpr int b_offset(int k, int n) { return k * BN + n; }
+  /// Load i of thread `tid`: consecutive threads take consecutive columns of each tile.
+  __host__ __device__ static constexpr int a_m(int tid, int i) { return (tid + i * kThreads) / BK; }
+  __host__ __device__ static constexpr int a_k(int tid, int i) { return (tid + i * kThreads) % BK; }
+  __host__ __device__ static constexpr int b_k(int tid, int i) { return (tid + i * kThreads) / BN; }
+  __host__ __device__ static constexpr int b_n(int tid, int i) { return (tid + i * kThreads) % BN; }
+  /// The TM x TN outputs of thread `tid`: rows thread_m(tid, i), columns thread_n(tid, j).
+  __host__ __device__ static constexpr int thread_m(int tid, int i) { return tid / (BN / TN) * TM + i; }
+  __host__ __device__ static constexpr int thread_n(int tid, int j) { return tid % (BN / TN) * TN + j; }
+};
+//! [2D blocktiling layout]
 
 //! [2D blocktiling kernel]
-__global__ void __launch_bounds__(bt2d::kThreads) sgemm_blocktile_2d_kernel(
-    int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
-    const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc) {
-  using namespace bt2d;
-  __shared__ float As[BM * BK], Bs[BK * BN];
+__global__ void __launch_bounds__(Blocktile2d::kThreads) blocktile_2d_kernel(
+    int M, int N, int K, float alpha, const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb,
+    float beta, float* __restrict__ C, int ldc) {
+  using L = Blocktile2d;
+  __shared__ float As[L::BM * L::BK], Bs[L::BK * L::BN];
   const int tid = threadIdx.x;
-  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-  const int tx = tid % (BN / TN), ty = tid / (BN / TN);  // this thread's 8 x 8 block of C
-  float acc[TM][TN] = {};
-  float a[TM], b[TN];
-  for (int k0 = 0; k0 < K; k0 += BK) {
-    // 1024 elements of each tile, 4 per thread; consecutive threads take consecutive columns.
+  const TileCoord t = row_major_tile((N + L::BN - 1) / L::BN);
+  const int m0 = t.m * L::BM, n0 = t.n * L::BN;
+  float acc[L::TM][L::TN] = {};
+  float a[L::TM], b[L::TN];
+  for (int k0 = 0; k0 < K; k0 += L::BK) {
 #pragma unroll
-    for (int i = 0; i < BM * BK / kThreads; ++i) {
-      const int idx = tid + i * kThreads, r = idx / BK, c = idx % BK;
-      As[idx] = m0 + r < M && k0 + c < K ? A[std::size_t(m0 + r) * lda + k0 + c] : 0.0f;
+    for (int i = 0; i < L::kLoads; ++i) {
+      const int m = L::a_m(tid, i), k = L::a_k(tid, i);
+      As[L::a_offset(m, k)] = m0 + m < M && k0 + k < K ? A[std::size_t(m0 + m) * lda + k0 + k] : 0.0f;
     }
 #pragma unroll
-    for (int i = 0; i < BK * BN / kThreads; ++i) {
-      const int idx = tid + i * kThreads, r = idx / BN, c = idx % BN;
-      Bs[idx] = k0 + r < K && n0 + c < N ? B[std::size_t(k0 + r) * ldb + n0 + c] : 0.0f;
+    for (int i = 0; i < L::kLoads; ++i) {
+      const int k = L::b_k(tid, i), n = L::b_n(tid, i);
+      Bs[L::b_offset(k, n)] = k0 + k < K && n0 + n < N ? B[std::size_t(k0 + k) * ldb + n0 + n] : 0.0f;
     }
     __syncthreads();
 #pragma unroll
-    for (int k = 0; k < BK; ++k) {
+    for (int k = 0; k < L::BK; ++k) {
 #pragma unroll
-      for (int i = 0; i < TM; ++i) a[i] = As[(ty * TM + i) * BK + k];
+      for (int i = 0; i < L::TM; ++i) a[i] = As[L::a_offset(L::thread_m(tid, i), k)];
 #pragma unroll
-      for (int j = 0; j < TN; ++j) b[j] = Bs[k * BN + tx * TN + j];
+      for (int j = 0; j < L::TN; ++j) b[j] = Bs[L::b_offset(k, L::thread_n(tid, j))];
 #pragma unroll
-      for (int i = 0; i < TM; ++i)
+      for (int i = 0; i < L::TM; ++i)
 #pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+        for (int j = 0; j < L::TN; ++j) acc[i][j] += a[i] * b[j];
     }
     __syncthreads();
   }
 #pragma unroll
-  for (int i = 0; i < TM; ++i)
+  for (int i = 0; i < L::TM; ++i)
 #pragma unroll
-    for (int j = 0; j < TN; ++j) {
-      const int r = m0 + ty * TM + i, c = n0 + tx * TN + j;
+    for (int j = 0; j < L::TN; ++j) {
+      const int r = m0 + L::thread_m(tid, i), c = n0 + L::thread_n(tid, j);
       if (r < M && c < N) update_c(&C[std::size_t(r) * ldc + c], acc[i][j], alpha, beta);
     }
 }
 //! [2D blocktiling kernel]
 
-/// C = alpha * A * B + beta * C, row-major, 128 x 128 block tile, 8 x 8 results per thread.
-inline cudaError_t sgemm_blocktile_2d(int M, int N, int K, float alpha, const float* A, int lda,
-                                      const float* B, int ldb, float beta, float* C, int ldc,
-                                      cudaStream_t stream = nullptr) {
-  if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)
-    return finish_without_launch(a, M, N, beta, C, ldc, stream);
-  if (tiles(M, bt2d::BM) > kMaxGridY) return cudaErrorInvalidValue;
-  sgemm_blocktile_2d_kernel<<<dim3(tiles(N, bt2d::BN), tiles(M, bt2d::BM)), bt2d::kThreads, 0, stream>>>(
-      M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  return cudaGetLastError();
+inline Plan<GemmKernel> blocktile_2d_plan(int M, int N, int, const float*, int, const float*, int, const float*, int) {
+  return grid_plan(blocktile_2d_kernel, tiles(M, Blocktile2d::BM) * tiles(N, Blocktile2d::BN),
+                   dim3(Blocktile2d::kThreads));
 }
 
-inline cudaError_t sgemm_blocktile_2d_attributes(int /*K*/, KernelAttributes* out) {
-  return kernel_attributes(sgemm_blocktile_2d_kernel, bt2d::kThreads, 0, out);
+/// C = alpha * A * B + beta * C, row-major, 128 x 128 block tile, 8 x 8 outputs per thread.
+inline cudaError_t blocktile_2d(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                                float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
+  if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)
+    return finish_without_launch(a, M, N, beta, C, ldc, stream);
+  return launch(blocktile_2d_plan(M, N, K, A, lda, B, ldb, C, ldc), stream, M, N, K, alpha, A, lda, B, ldb, beta,
+                C, ldc);
 }
 
 }  // namespace smem::gemm

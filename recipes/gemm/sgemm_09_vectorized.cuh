@@ -16,7 +16,7 @@
 /// The price of the transpose is in the A store: a float4 of a row of A goes to four different
 /// rows of As, as four 32-bit stores in which lanes 2j and 2j + 1 (same m, k 4 apart, 512 words
 /// apart) hit the same bank: a 2-way conflict, 2 wavefronts per store instead of 1 (the host bank
-/// model checks this on a_offset()). It is 4 stores per 512 FMAs of a thread, so it matters little;
+/// model checks this on Vectorized::a_offset()). It is 4 stores per 512 FMAs of a thread, so it matters little;
 /// removing it is the next step of the ladder.
 ///
 /// The float4 paths need A, B and C 16-byte aligned and lda, ldb, ldc multiples of 4. Otherwise
@@ -26,100 +26,64 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
-#include <cstdint>
 
-#include "gemm_args.cuh"
+#include "gemm_common.cuh"
 
 namespace smem::gemm {
 
-namespace vec {
-inline constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8;
-inline constexpr int kThreads = BM * BN / (TM * TN);  // 256
-
 //! [vectorized layout]
-/// Word offset of A(m, k) in a transposed A tile As[k][m] whose rows hold ALd floats.
+/// Step 9's shape and its thread-to-shared-memory maps, for a transposed A tile whose rows hold
+/// ALd floats (BM here; step 10 pads the rows).
 template <int ALd>
-__host__ __device__ constexpr int a_tile_offset(int k, int m) { return k * ALd + m; }
-/// Step 9's transposed A tile: rows of BM floats.
-__host__ __device__ constexpr int a_offset(int k, int m) { return a_tile_offset<BM>(k, m); }
-/// Word offset of B(k, n) in the B tile, Bs[k][n].
-__host__ __device__ constexpr int b_offset(int k, int n) { return k * BN + n; }
-/// The float4 of A thread `tid` loads per window: row a_row(tid), columns a_col(tid) .. + 3.
-__host__ __device__ constexpr int a_row(int tid) { return tid / (BK / 4); }
-__host__ __device__ constexpr int a_col(int tid) { return tid % (BK / 4) * 4; }
-/// The float4 of B thread `tid` loads per window: row b_row(tid), columns b_col(tid) .. + 3.
-__host__ __device__ constexpr int b_row(int tid) { return tid / (BN / 4); }
-__host__ __device__ constexpr int b_col(int tid) { return tid % (BN / 4) * 4; }
-/// Row (or column) of the i-th of a thread's 8 results along one dimension, for thread
-/// coordinate t (ty for rows, tx for columns): two groups of 4, half a tile apart.
-__host__ __device__ constexpr int frag(int t, int i) { return (i < 4 ? 0 : BM / 2) + t * 4 + i % 4; }
+struct Vectorized {
+  static constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8;
+  static constexpr int kThreads = BM * BN / (TM * TN);  // 256
+  /// Word offset of A(m, k) in the transposed A tile As[k][m].
+  __host__ __device__ static constexpr int a_offset(int k, int m) { return k * ALd + m; }
+  /// Word offset of B(k, n) in the B tile, Bs[k][n].
+  __host__ __device__ static constexpr int b_offset(int k, int n) { return k * BN + n; }
+  /// The float4 of A thread `tid` loads per window: row a_row(tid), columns a_col(tid) .. + 3.
+  __host__ __device__ static constexpr int a_row(int tid) { return tid / (BK / 4); }
+  __host__ __device__ static constexpr int a_col(int tid) { return tid % (BK / 4) * 4; }
+  /// The float4 of B thread `tid` loads per window: row b_row(tid), columns b_col(tid) .. + 3.
+  __host__ __device__ static constexpr int b_row(int tid) { return tid / (BN / 4); }
+  __host__ __device__ static constexpr int b_col(int tid) { return tid % (BN / 4) * 4; }
+  /// Row (or column) of the i-th of a thread's 8 results along one dimension, for thread
+  /// coordinate t (ty = tid / 16 for rows, tx = tid % 16 for columns): two groups of 4, half a
+  /// tile apart.
+  __host__ __device__ static constexpr int frag(int t, int i) { return (i < 4 ? 0 : BM / 2) + t * 4 + i % 4; }
+};
 //! [vectorized layout]
-}  // namespace vec
-
-namespace detail {
-
-/// Four consecutive floats p[k .. k + 3] of a row, zero past `limit`; one float4 load when `vec`
-/// (the row start and the leading dimension are multiples of 4 floats) and all four are inside.
-__device__ __forceinline__ float4 load4_row(const float* p, int k, int limit, bool vec) {
-  if (vec && k + 3 < limit) return *reinterpret_cast<const float4*>(p + k);
-  float4 v;
-  v.x = k + 0 < limit ? p[k + 0] : 0.0f;
-  v.y = k + 1 < limit ? p[k + 1] : 0.0f;
-  v.z = k + 2 < limit ? p[k + 2] : 0.0f;
-  v.w = k + 3 < limit ? p[k + 3] : 0.0f;
-  return v;
-}
-
-/// The epilogue of four consecutive outputs of one row: c[n .. n + 3] = alpha * acc + beta * c,
-/// columns at or past N skipped, C not read when beta == 0; one float4 access when `vec`.
-__device__ __forceinline__ void store4_row(float* c, int n, int N, float4 acc, float alpha,
-                                           float beta, bool vec) {
-  if (vec && n + 3 < N) {
-    float4 r = make_float4(alpha * acc.x, alpha * acc.y, alpha * acc.z, alpha * acc.w);
-    if (beta != 0.0f) {
-      const float4 o = *reinterpret_cast<const float4*>(c + n);
-      r.x += beta * o.x, r.y += beta * o.y, r.z += beta * o.z, r.w += beta * o.w;
-    }
-    *reinterpret_cast<float4*>(c + n) = r;
-    return;
-  }
-  const float a[4] = {acc.x, acc.y, acc.z, acc.w};
-#pragma unroll
-  for (int j = 0; j < 4; ++j)
-    if (n + j < N) c[n + j] = beta == 0.0f ? alpha * a[j] : alpha * a[j] + beta * c[n + j];
-}
-
-inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
-}  // namespace detail
 
 //! [vectorized kernel]
-/// ALd: floats per row of the transposed A tile (vec::BM here; step 10 pads the rows).
-template <int ALd, bool Vec>
-__global__ void __launch_bounds__(vec::kThreads, 2) sgemm_vectorized_kernel(
-    int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
-    const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc) {
-  using namespace vec;
-  __shared__ __align__(16) float As[2][BK * ALd];
+/// L: a Vectorized layout; Vec: float4 global accesses (vectorizable()).
+template <class L, bool Vec>
+__global__ void __launch_bounds__(L::kThreads, 2) vectorized_kernel(int M, int N, int K, float alpha,
+                                                                   const float* __restrict__ A, int lda,
+                                                                   const float* __restrict__ B, int ldb, float beta,
+                                                                   float* __restrict__ C, int ldc) {
+  constexpr int BM = L::BM, BN = L::BN, BK = L::BK, TM = L::TM, TN = L::TN;
+  __shared__ __align__(16) float As[2][L::a_offset(BK, 0)];
   __shared__ __align__(16) float Bs[2][BK * BN];
   const int tid = threadIdx.x;
-  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+  const TileCoord t = row_major_tile((N + BN - 1) / BN);
+  const int m0 = t.m * BM, n0 = t.n * BN;
   const int tx = tid % (BN / TN), ty = tid / (BN / TN);
-  const int ar = a_row(tid), ac = a_col(tid), br = b_row(tid), bc = b_col(tid);
+  const int ar = L::a_row(tid), ac = L::a_col(tid), br = L::b_row(tid), bc = L::b_col(tid);
 
   // This thread's float4 of the A and B windows that start at column (row) k0; zeros outside.
   auto load_a = [&](int k0) {
-    return m0 + ar < M ? detail::load4_row(A + std::size_t(m0 + ar) * lda, k0 + ac, K, Vec) : float4{};
+    return m0 + ar < M ? load4_row(A + std::size_t(m0 + ar) * lda, k0 + ac, K, Vec) : float4{};
   };
   auto load_b = [&](int k0) {
-    return k0 + br < K ? detail::load4_row(B + std::size_t(k0 + br) * ldb, n0 + bc, N, Vec) : float4{};
+    return k0 + br < K ? load4_row(B + std::size_t(k0 + br) * ldb, n0 + bc, N, Vec) : float4{};
   };
   auto store_tiles = [&](int buf, float4 a, float4 b) {
-    As[buf][a_tile_offset<ALd>(ac + 0, ar)] = a.x;  // the transpose: 4 scalar stores to 4 rows of As
-    As[buf][a_tile_offset<ALd>(ac + 1, ar)] = a.y;
-    As[buf][a_tile_offset<ALd>(ac + 2, ar)] = a.z;
-    As[buf][a_tile_offset<ALd>(ac + 3, ar)] = a.w;
-    *reinterpret_cast<float4*>(&Bs[buf][b_offset(br, bc)]) = b;
+    As[buf][L::a_offset(ac + 0, ar)] = a.x;  // the transpose: 4 scalar stores to 4 rows of As
+    As[buf][L::a_offset(ac + 1, ar)] = a.y;
+    As[buf][L::a_offset(ac + 2, ar)] = a.z;
+    As[buf][L::a_offset(ac + 3, ar)] = a.w;
+    *reinterpret_cast<float4*>(&Bs[buf][L::b_offset(br, bc)]) = b;
   };
   float4 a_next = load_a(0), b_next = load_b(0);
   store_tiles(0, a_next, b_next);
@@ -127,19 +91,19 @@ __global__ void __launch_bounds__(vec::kThreads, 2) sgemm_vectorized_kernel(
 
   float acc[TM][TN] = {};
   const int windows = (K + BK - 1) / BK;
-  for (int t = 0; t < windows; ++t) {
-    const int cur = t & 1;
-    const bool more = t + 1 < windows;
+  for (int w = 0; w < windows; ++w) {
+    const int cur = w & 1;
+    const bool more = w + 1 < windows;
     if (more) {  // next window's loads, in flight during this window's FMAs
-      a_next = load_a((t + 1) * BK);
-      b_next = load_b((t + 1) * BK);
+      a_next = load_a((w + 1) * BK);
+      b_next = load_b((w + 1) * BK);
     }
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
-      const float4 a0 = *reinterpret_cast<const float4*>(&As[cur][a_tile_offset<ALd>(k, frag(ty, 0))]);
-      const float4 a1 = *reinterpret_cast<const float4*>(&As[cur][a_tile_offset<ALd>(k, frag(ty, 4))]);
-      const float4 b0 = *reinterpret_cast<const float4*>(&Bs[cur][b_offset(k, frag(tx, 0))]);
-      const float4 b1 = *reinterpret_cast<const float4*>(&Bs[cur][b_offset(k, frag(tx, 4))]);
+      const float4 a0 = *reinterpret_cast<const float4*>(&As[cur][L::a_offset(k, L::frag(ty, 0))]);
+      const float4 a1 = *reinterpret_cast<const float4*>(&As[cur][L::a_offset(k, L::frag(ty, 4))]);
+      const float4 b0 = *reinterpret_cast<const float4*>(&Bs[cur][L::b_offset(k, L::frag(tx, 0))]);
+      const float4 b1 = *reinterpret_cast<const float4*>(&Bs[cur][L::b_offset(k, L::frag(tx, 4))]);
       const float a[TM] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
       const float b[TN] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
 #pragma unroll
@@ -153,13 +117,13 @@ __global__ void __launch_bounds__(vec::kThreads, 2) sgemm_vectorized_kernel(
 
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
-    const int r = m0 + frag(ty, i);
+    const int r = m0 + L::frag(ty, i);
     if (r >= M) continue;
 #pragma unroll
     for (int h = 0; h < 2; ++h)
-      detail::store4_row(C + std::size_t(r) * ldc, n0 + frag(tx, 4 * h), N,
-                         make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]),
-                         alpha, beta, Vec);
+      store4_row(C + std::size_t(r) * ldc, n0 + L::frag(tx, 4 * h), N,
+                 make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]), alpha, beta,
+                 Vec);
   }
 }
 //! [vectorized kernel]
@@ -167,37 +131,38 @@ __global__ void __launch_bounds__(vec::kThreads, 2) sgemm_vectorized_kernel(
 /// True when the float4 paths may be used: 16-byte aligned matrices, leading dimensions
 /// multiples of 4 floats.
 inline bool vectorizable(const float* A, int lda, const float* B, int ldb, const float* C, int ldc) {
-  return detail::aligned16(A) && detail::aligned16(B) && detail::aligned16(C) && lda % 4 == 0 &&
-         ldb % 4 == 0 && ldc % 4 == 0;
+  return aligned16(A) && aligned16(B) && aligned16(C) && lda % 4 == 0 && ldb % 4 == 0 && ldc % 4 == 0;
 }
 
-/// Launches sgemm_vectorized_kernel with A tile rows of ALd floats: the float4 kernel when
-/// vectorizable(), the scalar one otherwise.
-template <int ALd>
-cudaError_t sgemm_vectorized_with(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
-                                  int ldb, float beta, float* C, int ldc, cudaStream_t stream) {
+/// The plan of vectorized_kernel with layout L: the float4 kernel when vectorizable(), the
+/// scalar one otherwise. Steps 9 and 10 are this with their layouts.
+template <class L>
+Plan<GemmKernel> vectorized_plan_with(int M, int N, const float* A, int lda, const float* B, int ldb, const float* C,
+                                      int ldc) {
+  return grid_plan(vectorizable(A, lda, B, ldb, C, ldc) ? vectorized_kernel<L, true> : vectorized_kernel<L, false>,
+                   tiles(M, L::BM) * tiles(N, L::BN), dim3(L::kThreads));
+}
+
+/// Launches vectorized_kernel with layout L.
+template <class L>
+cudaError_t vectorized_with(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                            float beta, float* C, int ldc, cudaStream_t stream) {
   if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)
     return finish_without_launch(a, M, N, beta, C, ldc, stream);
-  if (tiles(M, vec::BM) > kMaxGridY) return cudaErrorInvalidValue;
-  const dim3 grid(tiles(N, vec::BN), tiles(M, vec::BM));
-  if (vectorizable(A, lda, B, ldb, C, ldc))
-    sgemm_vectorized_kernel<ALd, true><<<grid, vec::kThreads, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  else
-    sgemm_vectorized_kernel<ALd, false><<<grid, vec::kThreads, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  return cudaGetLastError();
+  return launch(vectorized_plan_with<L>(M, N, A, lda, B, ldb, C, ldc), stream, M, N, K, alpha, A, lda, B, ldb, beta,
+                C, ldc);
+}
+
+inline Plan<GemmKernel> vectorized_plan(int M, int N, int, const float* A, int lda, const float* B, int ldb,
+                                        const float* C, int ldc) {
+  return vectorized_plan_with<Vectorized<128>>(M, N, A, lda, B, ldb, C, ldc);
 }
 
 /// C = alpha * A * B + beta * C, row-major, 128 x 128 block tile, float4 loads, transposed A
 /// tile, double-buffered. Any sizes and leading dimensions: scalar path when not vectorizable().
-inline cudaError_t sgemm_vectorized(int M, int N, int K, float alpha, const float* A, int lda,
-                                    const float* B, int ldb, float beta, float* C, int ldc,
-                                    cudaStream_t stream = nullptr) {
-  return sgemm_vectorized_with<vec::BM>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
-}
-
-/// Attributes of the float4 (Vec = true) kernel.
-inline cudaError_t sgemm_vectorized_attributes(int /*K*/, KernelAttributes* out) {
-  return kernel_attributes(sgemm_vectorized_kernel<vec::BM, true>, vec::kThreads, 0, out);
+inline cudaError_t vectorized(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                              float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
+  return vectorized_with<Vectorized<128>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
 }
 
 }  // namespace smem::gemm

@@ -10,46 +10,37 @@
 /// pad is 4 floats, not 1, so that every row still starts on a 16-byte boundary and the compute
 /// loop keeps its float4 reads (a pad of 1 would break them: the trap of a 33-word row). A
 /// swizzle would avoid the 128 bytes of padding per buffer; the pad is the smaller change.
-/// Everything else is step 9: the same kernel, sgemm_vectorized_kernel, instantiated with the
+/// Everything else is step 9: the same kernel, vectorized_kernel, instantiated with the
 /// padded row length (128 x 128 x 8 tile, 8 x 8 per thread, double buffer, one barrier per
-/// window). a_offset() is the constexpr function the host bank-model test evaluates.
+/// window). ConflictFree::a_offset() is the function the host bank-model test evaluates.
 ///
-/// Measured on the H200 (results/h200/gemm_ncu_steps10_13.txt, gemm.json): the profiler's shared
-/// store bank conflicts fall from 16.8 M to 868 at 4096^3, as the model predicts, but the kernel
-/// is slower than step 9 at every benchmarked shape (3-5% from 2048^3 up, 1% at 1000^3 and
-/// 1024^3): the conflict cost 4 extra wavefronts per 512 FMAs of a thread, too little to matter,
-/// and a removed conflict is not a speed-up.
+/// The conflict cost 4 extra wavefronts per 512 FMAs of a thread, so removing it cannot buy
+/// much: the page shows what the profiler counts and what the benchmark measures, and why a
+/// removed conflict is not always a speed-up.
 #pragma once
 #include <cuda_runtime.h>
 
-#include "gemm_args.cuh"
 #include "sgemm_09_vectorized.cuh"
 
 namespace smem::gemm {
 
-namespace cf {
-using vec::BM, vec::BN, vec::BK, vec::TM, vec::TN, vec::kThreads;
-using vec::a_row, vec::a_col, vec::b_row, vec::b_col, vec::b_offset, vec::frag;
-
 //! [conflict-free layout]
-inline constexpr int kAPad = 4;          ///< floats added to each row of the transposed A tile
-inline constexpr int kALd = BM + kAPad;  ///< 132: rows stay 16-byte aligned
-/// Word offset of A(m, k) in the padded transposed A tile As[k][m] (step 9: k * BM + m).
-__host__ __device__ constexpr int a_offset(int k, int m) { return vec::a_tile_offset<kALd>(k, m); }
+inline constexpr int kAPad = 4;  ///< floats added to each row of the transposed A tile
+/// Step 9's layout with rows of 128 + 4 = 132 floats: still 16-byte aligned, conflict-free store.
+using ConflictFree = Vectorized<128 + kAPad>;
 //! [conflict-free layout]
-}  // namespace cf
 
-/// C = alpha * A * B + beta * C, row-major: step 9's kernel with the padded A tile.
-inline cudaError_t sgemm_conflict_free(int M, int N, int K, float alpha, const float* A, int lda,
-                                       const float* B, int ldb, float beta, float* C, int ldc,
-                                       cudaStream_t stream = nullptr) {
-  //! [conflict-free launch]
-  return sgemm_vectorized_with<cf::kALd>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
-  //! [conflict-free launch]
+inline Plan<GemmKernel> conflict_free_plan(int M, int N, int, const float* A, int lda, const float* B, int ldb,
+                                           const float* C, int ldc) {
+  return vectorized_plan_with<ConflictFree>(M, N, A, lda, B, ldb, C, ldc);
 }
 
-inline cudaError_t sgemm_conflict_free_attributes(int /*K*/, KernelAttributes* out) {
-  return kernel_attributes(sgemm_vectorized_kernel<cf::kALd, true>, cf::kThreads, 0, out);
+/// C = alpha * A * B + beta * C, row-major: step 9's kernel with the padded A tile.
+inline cudaError_t conflict_free(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                                 float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
+  //! [conflict-free launch]
+  return vectorized_with<ConflictFree>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+  //! [conflict-free launch]
 }
 
 }  // namespace smem::gemm

@@ -22,17 +22,19 @@
 ///   are read before the last outer product of K-tile kt, so the barrier does not drain the
 ///   fragment pipeline.
 ///
-/// Measured on the H200 (results/h200/gemm.json): 0.88 x cuBLAS fp32 at 4096^3 with
-/// MultistageDefault, 0.32 x at 1000^3 (32 blocks of 128 x 256 for 132 SMs). The unpredicated copy
-/// path for interior blocks was worth 7% over per-copy bounds checks (256 x 128 x 8, 4 stages).
+/// Blocks inside C in both dimensions take an unpredicated copy path (an address add per copy
+/// instead of a bounds check). The one fixed shape (MultistageDefault) is large: a small C leaves
+/// SMs idle, which is what step 13's tuned shapes fix.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <cstddef>
 
-#include "gemm_args.cuh"
-#include "sgemm_10_conflict_free.cuh"
-#include "sgemm_11_warptiled.cuh"
+#include "gemm_common.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#error "sgemm_12_multistage.cuh needs cp.async: compile for sm_80 or newer (e.g. -arch=sm_80)"
+#endif
 
 namespace smem::gemm {
 
@@ -61,40 +63,18 @@ struct MultistageShape : WarpTiling<BM, BN, BK, WM, WN, TM, TN> {
   __host__ __device__ static constexpr int b_copy_col(int t) { return t % (BN / 4) * 4; }
 };
 
-namespace detail {
-
-//! [cp.async]
-/// 4-byte copy global -> shared; src_bytes 0 writes a zero and reads nothing.
-__device__ __forceinline__ void cp_async_4(float* dst, const float* src, int src_bytes) {
-  const unsigned s = unsigned(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src), "r"(src_bytes));
-}
-/// 16-byte copy (both addresses 16-byte aligned); bytes past src_bytes are zero-filled.
-__device__ __forceinline__ void cp_async_16(float* dst, const float* src, int src_bytes) {
-  const unsigned s = unsigned(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
-}
-//! [cp.async]
-
-}  // namespace detail
-
 //! [multistage kernel]
 /// kVecB: B and ldb allow 16-byte copies. C and ldc allowing float4 stores: `cvec`.
 template <class T, bool kVecB>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
-    sgemm_multistage_kernel(int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
+    multistage_kernel(int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
                             const float* __restrict__ B, int ldb, float beta, float* __restrict__ C,
                             int ldc, bool cvec) {
   constexpr int BM = T::kBM, BN = T::kBN, BK = T::kBK, S = T::kStages;
   extern __shared__ __align__(16) float smem[];  // S stages of [As | Bs]
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const auto blk = detail::grouped_block(int((M + BM - 1) / BM), int((N + BN - 1) / BN));
+  const auto blk = grouped_block(int((M + BM - 1) / BM), int((N + BN - 1) / BN));
   const int m0 = blk.m * BM, n0 = blk.n * BN;
   const int tiles_k = (K + BK - 1) / BK;
 
@@ -120,15 +100,15 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       for (int p = 0; p < T::kAPasses; ++p)
 #pragma unroll
         for (int c = 0; c < T::kAChunks; ++c)
-          detail::cp_async_4(As + T::a_offset(8 * c, p * T::kARowsPerPass), a + p * a_pass + 8 * c, 4);
+          cp_async_4(As + T::a_offset(8 * c, p * T::kARowsPerPass), a + p * a_pass + 8 * c, 4);
 #pragma unroll
       for (int q = 0; q < T::kBPasses; ++q) {
         if constexpr (kVecB) {
-          detail::cp_async_16(Bs + T::b_offset(q * T::kBRowsPerPass, 0), b + q * b_pass, 16);
+          cp_async_16(Bs + T::b_offset(q * T::kBRowsPerPass, 0), b + q * b_pass, 16);
         } else {
 #pragma unroll
           for (int c = 0; c < 4; ++c)
-            detail::cp_async_4(Bs + T::b_offset(q * T::kBRowsPerPass, c), b + q * b_pass + c, 4);
+            cp_async_4(Bs + T::b_offset(q * T::kBRowsPerPass, c), b + q * b_pass + c, 4);
         }
       }
       return;
@@ -140,7 +120,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 #pragma unroll
       for (int c = 0; c < T::kAChunks; ++c) {
         const bool ok = row_ok && k0 + a_k + 8 * c < K;
-        detail::cp_async_4(As + T::a_offset(8 * c, p * T::kARowsPerPass), ok ? a + p * a_pass + 8 * c : A,
+        cp_async_4(As + T::a_offset(8 * c, p * T::kARowsPerPass), ok ? a + p * a_pass + 8 * c : A,
                            ok ? 4 : 0);
       }
     }
@@ -150,12 +130,12 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       const float* row = b + q * b_pass;
       if constexpr (kVecB) {
         const int bytes = gk < K ? (N - gn >= 4 ? 16 : N - gn > 0 ? 4 * (N - gn) : 0) : 0;
-        detail::cp_async_16(Bs + T::b_offset(q * T::kBRowsPerPass, 0), bytes ? row : B, bytes);
+        cp_async_16(Bs + T::b_offset(q * T::kBRowsPerPass, 0), bytes ? row : B, bytes);
       } else {
 #pragma unroll
         for (int c = 0; c < 4; ++c) {
           const bool ok = gk < K && gn + c < N;
-          detail::cp_async_4(Bs + T::b_offset(q * T::kBRowsPerPass, c), ok ? row + c : B, ok ? 4 : 0);
+          cp_async_4(Bs + T::b_offset(q * T::kBRowsPerPass, c), ok ? row + c : B, ok ? 4 : 0);
         }
       }
     }
@@ -165,9 +145,9 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 #pragma unroll
   for (int s = 0; s < S - 1; ++s) {
     if (s < tiles_k) load_tile(s, s);
-    detail::cp_async_commit();
+    cp_async_commit();
   }
-  detail::cp_async_wait<S - 2>();
+  cp_async_wait<S - 2>();
   __syncthreads();
 
   float acc[T::kTM][T::kTN] = {};
@@ -175,78 +155,65 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   int read = 0, write = S - 1;
   const float* As = smem;
   const float* Bs = smem + T::kAFloats;
-  detail::load_fragments<T>(As, Bs, 0, warp, lane, a[0], b[0]);
+  load_fragments<T>(As, Bs, 0, warp, lane, a[0], b[0]);
   for (int kt = 0; kt < tiles_k; ++kt) {
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
       if (k == 0) {  // refill the stage K-tile kt - 1 used
         if (kt + S - 1 < tiles_k) load_tile(write, kt + S - 1);
-        detail::cp_async_commit();
+        cp_async_commit();
         write = write + 1 == S ? 0 : write + 1;
       }
       if (k < BK - 1) {
-        detail::load_fragments<T>(As, Bs, k + 1, warp, lane, a[(k + 1) % 2], b[(k + 1) % 2]);
+        load_fragments<T>(As, Bs, k + 1, warp, lane, a[(k + 1) % 2], b[(k + 1) % 2]);
       } else if (kt + 1 < tiles_k) {  // move to the next stage: one barrier per K-tile
-        detail::cp_async_wait<S - 2>();
+        cp_async_wait<S - 2>();
         __syncthreads();
         read = read + 1 == S ? 0 : read + 1;
         As = smem + read * T::kStageFloats;
         Bs = As + T::kAFloats;
-        detail::load_fragments<T>(As, Bs, 0, warp, lane, a[0], b[0]);
+        load_fragments<T>(As, Bs, 0, warp, lane, a[0], b[0]);
       }
-      detail::outer_product<T>(acc, a[k % 2], b[k % 2]);
+      outer_product<T>(acc, a[k % 2], b[k % 2]);
     }
   }
-  detail::cp_async_wait<0>();  // nothing real is pending; leave no copy behind the block's exit
-  detail::store_tile<T>(acc, m0, n0, warp, lane, M, N, alpha, beta, C, ldc, cvec);
+  cp_async_wait<0>();  // nothing real is pending; leave no copy behind the block's exit
+  store_tile<T>(acc, m0, n0, warp, lane, M, N, alpha, beta, C, ldc, cvec);
 }
 //! [multistage kernel]
 
-/// C = alpha * A * B + beta * C with any MultistageShape T; any sizes and leading dimensions.
+/// The plan of multistage_kernel with MultistageShape T: 16-byte B copies where B and ldb allow
+/// them; T::kSmemBytes of dynamic shared memory (launch() opts in above 48 KB).
 template <class T>
-cudaError_t sgemm_multistage_with(int M, int N, int K, float alpha, const float* A, int lda,
-                                  const float* B, int ldb, float beta, float* C, int ldc,
-                                  cudaStream_t stream = nullptr) {
-  if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)
-    return finish_without_launch(a, M, N, beta, C, ldc, stream);
-  const long long blocks = (M + T::kBM - 1LL) / T::kBM * ((N + T::kBN - 1LL) / T::kBN);
-  if (blocks > 0x7fffffffLL) return cudaErrorInvalidValue;
-  const bool vec_b = ldb % 4 == 0 && detail::aligned16(B);
-  const bool cvec = ldc % 4 == 0 && detail::aligned16(C);
-  auto kernel = vec_b ? sgemm_multistage_kernel<T, true> : sgemm_multistage_kernel<T, false>;
-  // Above 48 KB a kernel must opt in to its dynamic shared memory (per device, cheap to repeat).
-  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           T::kSmemBytes);
-      e != cudaSuccess)
-    return e;
-  kernel<<<unsigned(blocks), T::kThreads, T::kSmemBytes, stream>>>(M, N, K, alpha, A, lda, B, ldb,
-                                                                   beta, C, ldc, cvec);
-  return cudaGetLastError();
+Plan<WarpGemmKernel> multistage_plan_with(int M, int N, const float* B, int ldb) {
+  const bool vec_b = ldb % 4 == 0 && aligned16(B);
+  return grid_plan(vec_b ? multistage_kernel<T, true> : multistage_kernel<T, false>,
+                   tiles(M, T::kBM) * tiles(N, T::kBN), dim3(T::kThreads), unsigned(T::kSmemBytes));
 }
 
+/// C = alpha * A * B + beta * C with any MultistageShape T; any sizes and leading dimensions.
 template <class T>
-cudaError_t sgemm_multistage_attributes_with(KernelAttributes* out) {
-  if (cudaError_t e = cudaFuncSetAttribute(sgemm_multistage_kernel<T, true>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
-      e != cudaSuccess)
-    return e;
-  return kernel_attributes(sgemm_multistage_kernel<T, true>, T::kThreads, T::kSmemBytes, out);
+cudaError_t multistage_with(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                            float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
+  if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)
+    return finish_without_launch(a, M, N, beta, C, ldc, stream);
+  const bool cvec = ldc % 4 == 0 && aligned16(C);
+  return launch(multistage_plan_with<T>(M, N, B, ldb), stream, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, cvec);
 }
 
 /// The shape of step 12: 128 x 256 x 16 block tile, 8 warps of 64 x 64, 8 x 16 per thread,
-/// 3 stages: 3 x (16 x 132 + 16 x 256) x 4 B = 74.5 KB of dynamic shared memory. It was the
-/// fastest candidate of the first tuning sweep at 2048^3 and above on the H200.
+/// 3 stages: 3 x (16 x 132 + 16 x 256) x 4 B = 74.5 KB of dynamic shared memory.
 using MultistageDefault = MultistageShape<128, 256, 16, 64, 64, 8, 16, 3>;
 
-/// C = alpha * A * B + beta * C, row-major, cp.async multistage pipeline (MultistageDefault).
-inline cudaError_t sgemm_multistage(int M, int N, int K, float alpha, const float* A, int lda,
-                                    const float* B, int ldb, float beta, float* C, int ldc,
-                                    cudaStream_t stream = nullptr) {
-  return sgemm_multistage_with<MultistageDefault>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+inline Plan<WarpGemmKernel> multistage_plan(int M, int N, int, const float*, int, const float* B, int ldb,
+                                            const float*, int) {
+  return multistage_plan_with<MultistageDefault>(M, N, B, ldb);
 }
 
-inline cudaError_t sgemm_multistage_attributes(int /*K*/, KernelAttributes* out) {
-  return sgemm_multistage_attributes_with<MultistageDefault>(out);
+/// C = alpha * A * B + beta * C, row-major, cp.async multistage pipeline (MultistageDefault).
+inline cudaError_t multistage(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                              float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
+  return multistage_with<MultistageDefault>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
 }
 
 }  // namespace smem::gemm

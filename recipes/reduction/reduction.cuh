@@ -1,6 +1,7 @@
 /// \file reduction.cuh
-/// \brief The reduction family: every step, one Variant enum and a dispatcher, which the tests
-/// and benchmarks iterate over. Adding a step is one header and one enum entry here.
+/// \brief The reduction family: its one step list (SMEM_REDUCTION_STEPS), and the Variant enum,
+/// names, dispatchers and step table generated from it, which the tests and benchmarks iterate
+/// over. Adding a step is one header, its #include here and one line in the list.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -16,60 +17,82 @@
 #include "reduction_08_single_pass.cuh"
 #include "reduction_09_cub_block.cuh"
 
+/// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher
+/// (`name(d_temp, temp_bytes, in, n, out, op, identity, stream)`) and its plan
+/// (`name##_plan<T, Op>(n)`).
+#define SMEM_REDUCTION_STEPS(X)                                                                     \
+  X(1, interleaved_divergent, "reduction_01_interleaved_divergent.cuh",                             \
+    "Interleaved addressing with a divergent branch: the textbook starting point.")                 \
+  X(2, interleaved_strided, "reduction_02_interleaved_strided.cuh",                                 \
+    "Interleaved addressing with a strided index: no divergence, bank conflicts.")                  \
+  X(3, sequential, "reduction_03_sequential.cuh",                                                   \
+    "Sequential addressing: conflict-free and without divergence.")                                 \
+  X(4, first_add, "reduction_04_first_add.cuh", "First add during the load: every thread reads two elements.") \
+  X(5, warp_shuffle, "reduction_05_warp_shuffle.cuh",                                               \
+    "Warp-shuffle final stage: the last 32 values never touch shared memory.")                      \
+  X(6, unrolled, "reduction_06_unrolled.cuh", "Fully unrolled: the block size is a template parameter.") \
+  X(7, grid_stride, "reduction_07_grid_stride.cuh",                                                 \
+    "Grid-stride loop with 16-byte vector loads and many elements per thread.")                     \
+  X(8, single_pass, "reduction_08_single_pass.cuh", "Single pass: the last block to finish reduces the partials.") \
+  X(9, cub_block, "reduction_09_cub_block.cuh",                                                     \
+    "The single-pass kernel of step 8 with cub::BlockReduce as the block stage.")
+
 namespace smem::reduction {
 
 /// Every step of the ladder, in order.
 enum class Variant {
-  interleaved_divergent,
-  interleaved_strided,
-  sequential,
-  first_add,
-  warp_shuffle,
-  unrolled,
-  grid_stride,
-  single_pass,
-  cub_block
+#define SMEM_VARIANT(step, name, header, summary) name,
+  SMEM_REDUCTION_STEPS(SMEM_VARIANT)
+#undef SMEM_VARIANT
 };
 
-inline constexpr Variant kAllVariants[] = {Variant::interleaved_divergent, Variant::interleaved_strided,
-                                           Variant::sequential,            Variant::first_add,
-                                           Variant::warp_shuffle,          Variant::unrolled,
-                                           Variant::grid_stride,           Variant::single_pass,
-                                           Variant::cub_block};
+/// One line of the step list.
+struct Step {
+  Variant variant;
+  int step;
+  const char* name;
+  const char* header;
+  const char* summary;
+};
 
-constexpr const char* name(Variant v) {
-  switch (v) {
-    case Variant::interleaved_divergent: return "interleaved_divergent";
-    case Variant::interleaved_strided: return "interleaved_strided";
-    case Variant::sequential: return "sequential";
-    case Variant::first_add: return "first_add";
-    case Variant::warp_shuffle: return "warp_shuffle";
-    case Variant::unrolled: return "unrolled";
-    case Variant::grid_stride: return "grid_stride";
-    case Variant::single_pass: return "single_pass";
-    case Variant::cub_block: return "cub_block";
-  }
-  return "?";
-}
+inline constexpr Step kSteps[] = {
+#define SMEM_STEP(step, name, header, summary) {Variant::name, step, #name, header, summary},
+    SMEM_REDUCTION_STEPS(SMEM_STEP)
+#undef SMEM_STEP
+};
+
+inline constexpr Variant kAllVariants[] = {
+#define SMEM_VARIANT(step, name, header, summary) Variant::name,
+    SMEM_REDUCTION_STEPS(SMEM_VARIANT)
+#undef SMEM_VARIANT
+};
+
+constexpr const char* name(Variant v) { return kSteps[int(v)].name; }
 
 /// Runs one variant: the size query when d_temp is null, else *out = reduction of in[0, n).
 template <class T, class Op>
 cudaError_t run(Variant v, void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
                 T identity, cudaStream_t stream = nullptr) {
   switch (v) {
-    case Variant::interleaved_divergent:
-      return reduce_interleaved_divergent(d_temp, temp_bytes, in, n, out, op, identity, stream);
-    case Variant::interleaved_strided:
-      return reduce_interleaved_strided(d_temp, temp_bytes, in, n, out, op, identity, stream);
-    case Variant::sequential: return reduce_sequential(d_temp, temp_bytes, in, n, out, op, identity, stream);
-    case Variant::first_add: return reduce_first_add(d_temp, temp_bytes, in, n, out, op, identity, stream);
-    case Variant::warp_shuffle: return reduce_warp_shuffle(d_temp, temp_bytes, in, n, out, op, identity, stream);
-    case Variant::unrolled: return reduce_unrolled(d_temp, temp_bytes, in, n, out, op, identity, stream);
-    case Variant::grid_stride: return reduce_grid_stride(d_temp, temp_bytes, in, n, out, op, identity, stream);
-    case Variant::single_pass: return reduce_single_pass(d_temp, temp_bytes, in, n, out, op, identity, stream);
-    case Variant::cub_block: return reduce_cub_block(d_temp, temp_bytes, in, n, out, op, identity, stream);
+#define SMEM_RUN(step, name, header, summary) \
+  case Variant::name: return name(d_temp, temp_bytes, in, n, out, op, identity, stream);
+    SMEM_REDUCTION_STEPS(SMEM_RUN)
+#undef SMEM_RUN
   }
   return cudaErrorInvalidValue;
+}
+
+/// The launch plan (of the first kernel) variant v uses for n elements, as the benchmark
+/// reports it.
+template <class T, class Op>
+Plan<const void*> plan(Variant v, long long n) {
+  switch (v) {
+#define SMEM_PLAN(step, name, header, summary) \
+  case Variant::name: return name##_plan<T, Op>(n).erased();
+    SMEM_REDUCTION_STEPS(SMEM_PLAN)
+#undef SMEM_PLAN
+  }
+  return {nullptr, dim3(), dim3(), 0};
 }
 
 }  // namespace smem::reduction

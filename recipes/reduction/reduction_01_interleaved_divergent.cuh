@@ -15,7 +15,7 @@
 
 #include <cstddef>
 
-#include "reduction_args.cuh"
+#include "reduction_common.cuh"
 
 namespace smem::reduction {
 
@@ -36,15 +36,16 @@ __global__ void __launch_bounds__(kTreeThreads)
 }
 //! [interleaved divergent]
 
-/// *out = reduction of in[0, n) with `op`; see reduction_args.cuh for the contract.
 template <class T, class Op>
-cudaError_t reduce_interleaved_divergent(void* d_temp, std::size_t& temp_bytes, const T* in, long long n,
-                                         T* out, Op op, T identity, cudaStream_t stream = nullptr) {
-  return multi_pass(d_temp, temp_bytes, in, n, out, kTreeThreads,
-                    [&](const T* src, long long count, T* dst, unsigned blocks) {
-                      interleaved_divergent_kernel<<<blocks, kTreeThreads, 0, stream>>>(src, count, dst, op,
-                                                                                       identity);
-                    });
+Plan<PassKernel<T, Op>> interleaved_divergent_plan(long long n) {
+  return pass_plan(interleaved_divergent_kernel<T, Op>, n, kTreeThreads, kTreeThreads);
+}
+
+/// *out = reduction of in[0, n) with `op`; see reduction_common.cuh for the contract.
+template <class T, class Op>
+cudaError_t interleaved_divergent(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
+                                 T identity, cudaStream_t stream = nullptr) {
+  return multi_pass(d_temp, temp_bytes, in, n, out, op, identity, stream, interleaved_divergent_plan<T, Op>);
 }
 
 }  // namespace smem::reduction

@@ -10,15 +10,13 @@
 /// so for 4-byte types round s = 1 is a 2-way bank conflict, s = 2 a 4-way one, s = 4 8-way
 /// (the bank-model test evaluates strided_index() itself). The shared-memory traffic of the
 /// early rounds, which do most of the work, is served 2 to 8 times slower.
-///
-/// Measured on an H200: slower than step 1 at every size above 2^16 (README.md): here the
-/// conflicts cost more than the divergence they remove.
+/// Whether that costs more than the divergence it removes is a measurement: see the page.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <cstddef>
 
-#include "reduction_args.cuh"
+#include "reduction_common.cuh"
 
 namespace smem::reduction {
 
@@ -45,15 +43,16 @@ __global__ void __launch_bounds__(kTreeThreads)
 }
 //! [interleaved strided]
 
-/// *out = reduction of in[0, n) with `op`; see reduction_args.cuh for the contract.
 template <class T, class Op>
-cudaError_t reduce_interleaved_strided(void* d_temp, std::size_t& temp_bytes, const T* in, long long n,
-                                       T* out, Op op, T identity, cudaStream_t stream = nullptr) {
-  return multi_pass(d_temp, temp_bytes, in, n, out, kTreeThreads,
-                    [&](const T* src, long long count, T* dst, unsigned blocks) {
-                      interleaved_strided_kernel<<<blocks, kTreeThreads, 0, stream>>>(src, count, dst, op,
-                                                                                     identity);
-                    });
+Plan<PassKernel<T, Op>> interleaved_strided_plan(long long n) {
+  return pass_plan(interleaved_strided_kernel<T, Op>, n, kTreeThreads, kTreeThreads);
+}
+
+/// *out = reduction of in[0, n) with `op`; see reduction_common.cuh for the contract.
+template <class T, class Op>
+cudaError_t interleaved_strided(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
+                               T identity, cudaStream_t stream = nullptr) {
+  return multi_pass(d_temp, temp_bytes, in, n, out, op, identity, stream, interleaved_strided_plan<T, Op>);
 }
 
 }  // namespace smem::reduction

@@ -11,14 +11,9 @@
 
 #include <cstddef>
 
-#include "reduction_args.cuh"
+#include "reduction_common.cuh"
 
 namespace smem::reduction {
-
-//! [sequential index]
-/// Shared-memory index that thread `tid` combines into s[tid] in a round of `stride` (steps 3-6).
-__host__ __device__ constexpr unsigned sequential_partner(unsigned stride, unsigned tid) { return tid + stride; }
-//! [sequential index]
 
 /// The shared-memory tree of steps 3 and 4: s[0] = s[0] op ... op s[kTreeThreads - 1].
 template <class T, class Op>
@@ -44,14 +39,16 @@ __global__ void __launch_bounds__(kTreeThreads)
   if (tid == 0) out[blockIdx.x] = s[0];
 }
 
-/// *out = reduction of in[0, n) with `op`; see reduction_args.cuh for the contract.
 template <class T, class Op>
-cudaError_t reduce_sequential(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out,
-                              Op op, T identity, cudaStream_t stream = nullptr) {
-  return multi_pass(d_temp, temp_bytes, in, n, out, kTreeThreads,
-                    [&](const T* src, long long count, T* dst, unsigned blocks) {
-                      sequential_kernel<<<blocks, kTreeThreads, 0, stream>>>(src, count, dst, op, identity);
-                    });
+Plan<PassKernel<T, Op>> sequential_plan(long long n) {
+  return pass_plan(sequential_kernel<T, Op>, n, kTreeThreads, kTreeThreads);
+}
+
+/// *out = reduction of in[0, n) with `op`; see reduction_common.cuh for the contract.
+template <class T, class Op>
+cudaError_t sequential(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
+                      T identity, cudaStream_t stream = nullptr) {
+  return multi_pass(d_temp, temp_bytes, in, n, out, op, identity, stream, sequential_plan<T, Op>);
 }
 
 }  // namespace smem::reduction

@@ -31,14 +31,16 @@ __global__ void __launch_bounds__(kTreeThreads)
 }
 //! [first add]
 
-/// *out = reduction of in[0, n) with `op`; see reduction_args.cuh for the contract.
 template <class T, class Op>
-cudaError_t reduce_first_add(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out,
-                             Op op, T identity, cudaStream_t stream = nullptr) {
-  return multi_pass(d_temp, temp_bytes, in, n, out, 2 * kTreeThreads,
-                    [&](const T* src, long long count, T* dst, unsigned blocks) {
-                      first_add_kernel<<<blocks, kTreeThreads, 0, stream>>>(src, count, dst, op, identity);
-                    });
+Plan<PassKernel<T, Op>> first_add_plan(long long n) {
+  return pass_plan(first_add_kernel<T, Op>, n, kTreeThreads, 2 * kTreeThreads);
+}
+
+/// *out = reduction of in[0, n) with `op`; see reduction_common.cuh for the contract.
+template <class T, class Op>
+cudaError_t first_add(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
+                     T identity, cudaStream_t stream = nullptr) {
+  return multi_pass(d_temp, temp_bytes, in, n, out, op, identity, stream, first_add_plan<T, Op>);
 }
 
 }  // namespace smem::reduction

@@ -11,20 +11,9 @@
 
 #include <cstddef>
 
-#include "reduction_04_first_add.cuh"
+#include "reduction_common.cuh"
 
 namespace smem::reduction {
-
-//! [warp reduce]
-/// Reduces v over the 32 lanes of the calling warp (every lane must call it); lane 0 gets the
-/// result. After round `offset`, lane l holds the reduction of lanes l .. l + 2 offset - 1.
-template <class T, class Op>
-__device__ T warp_reduce(T v, Op op) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_down_sync(0xffffffffu, v, offset));
-  return v;
-}
-//! [warp reduce]
 
 //! [warp shuffle]
 template <class T, class Op>
@@ -48,14 +37,16 @@ __global__ void __launch_bounds__(kTreeThreads)
 }
 //! [warp shuffle]
 
-/// *out = reduction of in[0, n) with `op`; see reduction_args.cuh for the contract.
 template <class T, class Op>
-cudaError_t reduce_warp_shuffle(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out,
-                                Op op, T identity, cudaStream_t stream = nullptr) {
-  return multi_pass(d_temp, temp_bytes, in, n, out, 2 * kTreeThreads,
-                    [&](const T* src, long long count, T* dst, unsigned blocks) {
-                      warp_shuffle_kernel<<<blocks, kTreeThreads, 0, stream>>>(src, count, dst, op, identity);
-                    });
+Plan<PassKernel<T, Op>> warp_shuffle_plan(long long n) {
+  return pass_plan(warp_shuffle_kernel<T, Op>, n, kTreeThreads, 2 * kTreeThreads);
+}
+
+/// *out = reduction of in[0, n) with `op`; see reduction_common.cuh for the contract.
+template <class T, class Op>
+cudaError_t warp_shuffle(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
+                        T identity, cudaStream_t stream = nullptr) {
+  return multi_pass(d_temp, temp_bytes, in, n, out, op, identity, stream, warp_shuffle_plan<T, Op>);
 }
 
 }  // namespace smem::reduction

@@ -5,15 +5,14 @@
 /// separate `if constexpr` block, so there is no loop counter, no loop branch and no run-time
 /// stride, and the rounds a block size does not need vanish. The warp stage is the shuffle of
 /// step 5, unrolled too. The work per element is unchanged, so the gain can only be in
-/// instruction count, and on an H200 it measured no faster than step 5: this kernel, like
-/// steps 1-5, moves two elements per thread and then spends a whole tree on them, which is
-/// what step 7 changes.
+/// instruction count, which this kernel is not bound by: like steps 1-5 it moves two elements
+/// per thread and then spends a whole tree on them, which is what step 7 changes.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <cstddef>
 
-#include "reduction_05_warp_shuffle.cuh"
+#include "reduction_common.cuh"
 
 namespace smem::reduction {
 
@@ -46,15 +45,17 @@ __global__ void __launch_bounds__(kBlock) unrolled_kernel(const T* in, long long
   if (tid == 0) out[blockIdx.x] = v;
 }
 
+template <class T, class Op, int kBlock = kTreeThreads>
+Plan<PassKernel<T, Op>> unrolled_plan(long long n) {
+  return pass_plan(unrolled_kernel<kBlock, T, Op>, n, kBlock, 2 * kBlock);
+}
+
 /// *out = reduction of in[0, n) with `op`, kBlock threads per block (a power of two, 64 to
-/// 1024); see reduction_args.cuh for the contract.
+/// 1024); see reduction_common.cuh for the contract.
 template <int kBlock = kTreeThreads, class T, class Op>
-cudaError_t reduce_unrolled(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
-                            T identity, cudaStream_t stream = nullptr) {
-  return multi_pass(d_temp, temp_bytes, in, n, out, 2 * kBlock,
-                    [&](const T* src, long long count, T* dst, unsigned blocks) {
-                      unrolled_kernel<kBlock><<<blocks, kBlock, 0, stream>>>(src, count, dst, op, identity);
-                    });
+cudaError_t unrolled(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
+                     T identity, cudaStream_t stream = nullptr) {
+  return multi_pass(d_temp, temp_bytes, in, n, out, op, identity, stream, unrolled_plan<T, Op, kBlock>);
 }
 
 }  // namespace smem::reduction

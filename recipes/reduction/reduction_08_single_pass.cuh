@@ -15,7 +15,7 @@
 
 #include <cstddef>
 
-#include "reduction_07_grid_stride.cuh"
+#include "reduction_common.cuh"
 
 namespace smem::reduction {
 
@@ -56,43 +56,52 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<kThreads, kUnroll>)
 }
 //! [single pass]
 
-/// Workspace of steps 8 and 9: one partial per block, then the counter.
-template <class T, int kThreads = kStrideThreads>
-constexpr std::size_t single_pass_bytes(long long n) {
-  return align_up(std::size_t(stride_tiles<T, kThreads>(n)) * sizeof(T)) + kTempAlign;
+/// Workspace of steps 8 and 9: one partial per block, then the counter. One layout, used by the
+/// size query and by the launcher.
+struct SinglePassLayout {
+  std::size_t counter;  ///< offset of the counter
+  std::size_t bytes;    ///< total
+};
+template <class T, int kThreads>
+constexpr SinglePassLayout single_pass_layout(long long n) {
+  const std::size_t partials = align_up(std::size_t(stride_tiles<T, kThreads>(n)) * sizeof(T));
+  return {partials, partials + kTempAlign};
 }
 
-/// The launcher of steps 8 and 9, with the block reduction as a parameter. The grid is kWaves
-/// times what the GPU holds at once (SMs x resident blocks per SM), capped by the input size.
-template <int kThreads, int kUnroll, Load kLoad, int kWaves, class BlockReduce, class T, class Op>
-cudaError_t single_pass_launch(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
-                               T identity, cudaStream_t stream) {
-  cudaError_t err;
-  if (handle_args(d_temp, temp_bytes, single_pass_bytes<T, kThreads>(n), in, n, out, err)) return err;
-  constexpr auto kernel = single_pass_kernel<T, Op, kThreads, kUnroll, kLoad, BlockReduce>;
-  int resident = 0;
-  if ((err = resident_grid<kernel, kThreads>(resident)) != cudaSuccess) return err;
-  const long long tiles = stride_tiles<T, kThreads>(n);
-  const long long full = (long long)resident * kWaves;
-  const unsigned blocks = unsigned(tiles < full ? tiles : full);
+/// The kernel of steps 8 and 9: (in, n, out, partials, counter, op, identity).
+template <class T, class Op>
+using SinglePassKernel = void (*)(const T*, long long, T*, T*, unsigned*, Op, T);
+
+template <class T, class Op, int kThreads = kStrideThreads, int kUnroll = kStrideUnroll, Load kLoad = kStrideLoad,
+          int kWaves = kStrideWaves, class BlockReduce = ShuffleBlockReduce<kThreads>>
+Plan<SinglePassKernel<T, Op>> single_pass_plan(long long n) {
+  return stride_plan<T, kThreads, kWaves, single_pass_kernel<T, Op, kThreads, kUnroll, kLoad, BlockReduce>>(n);
+}
+
+/// The launcher of steps 8 and 9, given the plan (and so the block reduction).
+template <class T, class Op, class Kernel>
+cudaError_t single_pass_launch(const Plan<Kernel>& p, SinglePassLayout w, void* d_temp, const T* in, long long n,
+                               T* out, Op op, T identity, cudaStream_t stream) {
   T* partials = static_cast<T*>(d_temp);
   unsigned* counter = nullptr;
-  if (blocks > 1) {
-    counter = reinterpret_cast<unsigned*>(static_cast<char*>(d_temp) +
-                                          align_up(std::size_t(stride_tiles<T, kThreads>(n)) * sizeof(T)));
-    if ((err = cudaMemsetAsync(counter, 0, sizeof(unsigned), stream)) != cudaSuccess) return err;
+  if (p.grid.x > 1) {
+    counter = reinterpret_cast<unsigned*>(static_cast<char*>(d_temp) + w.counter);
+    if (cudaError_t err = cudaMemsetAsync(counter, 0, sizeof(unsigned), stream); err != cudaSuccess) return err;
   }
-  kernel<<<blocks, kThreads, 0, stream>>>(in, n, out, partials, counter, op, identity);
+  p.kernel<<<p.grid, p.block, p.smem, stream>>>(in, n, out, partials, counter, op, identity);
   return cudaGetLastError();
 }
 
-/// *out = reduction of in[0, n) with `op`, in one kernel; see reduction_args.cuh for the contract.
+/// *out = reduction of in[0, n) with `op`, in one kernel; see reduction_common.cuh for the contract.
 template <int kThreads = kStrideThreads, int kUnroll = kStrideUnroll, Load kLoad = kStrideLoad,
           int kWaves = kStrideWaves, class T, class Op>
-cudaError_t reduce_single_pass(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
-                               T identity, cudaStream_t stream = nullptr) {
-  return single_pass_launch<kThreads, kUnroll, kLoad, kWaves, ShuffleBlockReduce<kThreads>>(
-      d_temp, temp_bytes, in, n, out, op, identity, stream);
+cudaError_t single_pass(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
+                        T identity, cudaStream_t stream = nullptr) {
+  const SinglePassLayout w = single_pass_layout<T, kThreads>(n);
+  cudaError_t err;
+  if (handle_args(d_temp, temp_bytes, w.bytes, in, n, out, err)) return err;
+  return single_pass_launch(single_pass_plan<T, Op, kThreads, kUnroll, kLoad, kWaves>(n), w, d_temp, in, n, out,
+                            op, identity, stream);
 }
 
 }  // namespace smem::reduction

@@ -5,8 +5,8 @@
 /// `cub::BlockReduce<T, kThreads, cub::BLOCK_REDUCE_WARP_REDUCTIONS>`, the library's version of
 /// the same algorithm (each warp reduces by shuffles, then one warp reduces the warp results),
 /// with its shared storage declared by the library. The load loop, the grid, and the last-block
-/// finish are step 8's. This shows how little of the kernel the block stage is: on an H200 it
-/// measured the same as step 8, and the code a reader must maintain is shorter.
+/// finish are step 8's. This shows how little of the kernel the block stage is, and the code a
+/// reader must maintain is shorter.
 #pragma once
 #include <cub/block/block_reduce.cuh>
 #include <cuda_runtime.h>
@@ -30,13 +30,22 @@ struct CubBlockReduce {
 };
 //! [cub block reduce]
 
-/// *out = reduction of in[0, n) with `op`, in one kernel; see reduction_args.cuh for the contract.
+template <class T, class Op, int kThreads = kStrideThreads, int kUnroll = kStrideUnroll, Load kLoad = kStrideLoad,
+          int kWaves = kStrideWaves>
+Plan<SinglePassKernel<T, Op>> cub_block_plan(long long n) {
+  return single_pass_plan<T, Op, kThreads, kUnroll, kLoad, kWaves, CubBlockReduce<kThreads>>(n);
+}
+
+/// *out = reduction of in[0, n) with `op`, in one kernel; see reduction_common.cuh for the contract.
 template <int kThreads = kStrideThreads, int kUnroll = kStrideUnroll, Load kLoad = kStrideLoad,
           int kWaves = kStrideWaves, class T, class Op>
-cudaError_t reduce_cub_block(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
-                             T identity, cudaStream_t stream = nullptr) {
-  return single_pass_launch<kThreads, kUnroll, kLoad, kWaves, CubBlockReduce<kThreads>>(
-      d_temp, temp_bytes, in, n, out, op, identity, stream);
+cudaError_t cub_block(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
+                      T identity, cudaStream_t stream = nullptr) {
+  const SinglePassLayout w = single_pass_layout<T, kThreads>(n);
+  cudaError_t err;
+  if (handle_args(d_temp, temp_bytes, w.bytes, in, n, out, err)) return err;
+  return single_pass_launch(cub_block_plan<T, Op, kThreads, kUnroll, kLoad, kWaves>(n), w, d_temp, in, n, out, op,
+                            identity, stream);
 }
 
 }  // namespace smem::reduction

@@ -7,14 +7,9 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include "transpose_args.cuh"
+#include "transpose_common.cuh"
 
 namespace smem::transpose {
-
-/// Tile edge and block shape of the classic steps: a 32 x 32 tile, 32 x 8 threads, so each
-/// thread moves 4 elements of its tile column.
-inline constexpr int kTile = 32;
-inline constexpr int kBlockRows = 8;
 
 //! [copy kernel]
 /// out = in (rows x cols), one 32 x 32 tile per block.
@@ -30,12 +25,16 @@ __global__ void copy_kernel(int rows, int cols, const T* __restrict__ in, T* __r
 }
 //! [copy kernel]
 
+template <class T>
+Plan<void (*)(int, int, const T*, T*)> copy_plan(int rows, int cols, const T*, const T*) {
+  return grid_plan(copy_kernel<T>, tile_count(rows, cols, kTile), dim3(kTile, kBlockRows));
+}
+
 /// Copies in (rows x cols) to out with copy_kernel. Not a transpose: the roof of the ladder.
 template <class T>
 cudaError_t copy(int rows, int cols, const T* in, T* out, cudaStream_t stream = nullptr) {
   if (Args a = check_args(rows, cols, in, out); a != Args::launch) return args_error(a);
-  copy_kernel<T><<<tile_count(rows, cols, kTile), dim3(kTile, kBlockRows), 0, stream>>>(rows, cols, in, out);
-  return cudaGetLastError();
+  return launch(copy_plan(rows, cols, in, out), stream, rows, cols, in, out);
 }
 
 }  // namespace smem::transpose

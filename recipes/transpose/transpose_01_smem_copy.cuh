@@ -8,7 +8,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include "transpose_00_copy.cuh"
+#include "transpose_common.cuh"
 
 namespace smem::transpose {
 
@@ -27,12 +27,16 @@ __global__ void smem_copy_kernel(int rows, int cols, const T* __restrict__ in, T
 }
 //! [smem copy kernel]
 
+template <class T>
+Plan<void (*)(int, int, const T*, T*)> smem_copy_plan(int rows, int cols, const T*, const T*) {
+  return grid_plan(smem_copy_kernel<T>, tile_count(rows, cols, kTile), dim3(kTile, kBlockRows));
+}
+
 /// Copies in (rows x cols) to out through a shared-memory tile. Not a transpose: a roof.
 template <class T>
 cudaError_t smem_copy(int rows, int cols, const T* in, T* out, cudaStream_t stream = nullptr) {
   if (Args a = check_args(rows, cols, in, out); a != Args::launch) return args_error(a);
-  smem_copy_kernel<T><<<tile_count(rows, cols, kTile), dim3(kTile, kBlockRows), 0, stream>>>(rows, cols, in, out);
-  return cudaGetLastError();
+  return launch(smem_copy_plan(rows, cols, in, out), stream, rows, cols, in, out);
 }
 
 }  // namespace smem::transpose

@@ -8,7 +8,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include "transpose_00_copy.cuh"
+#include "transpose_common.cuh"
 
 namespace smem::transpose {
 
@@ -25,12 +25,16 @@ __global__ void naive_kernel(int rows, int cols, const T* __restrict__ in, T* __
 }
 //! [naive kernel]
 
+template <class T>
+Plan<void (*)(int, int, const T*, T*)> naive_plan(int rows, int cols, const T*, const T*) {
+  return grid_plan(naive_kernel<T>, tile_count(rows, cols, kTile), dim3(kTile, kBlockRows));
+}
+
 /// out (cols x rows) = transpose(in (rows x cols)), coalesced reads, strided writes.
 template <class T>
-cudaError_t transpose_naive(int rows, int cols, const T* in, T* out, cudaStream_t stream = nullptr) {
+cudaError_t naive(int rows, int cols, const T* in, T* out, cudaStream_t stream = nullptr) {
   if (Args a = check_args(rows, cols, in, out); a != Args::launch) return args_error(a);
-  naive_kernel<T><<<tile_count(rows, cols, kTile), dim3(kTile, kBlockRows), 0, stream>>>(rows, cols, in, out);
-  return cudaGetLastError();
+  return launch(naive_plan(rows, cols, in, out), stream, rows, cols, in, out);
 }
 
 }  // namespace smem::transpose

@@ -12,7 +12,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include "transpose_00_copy.cuh"
+#include "transpose_common.cuh"
 
 namespace smem::transpose {
 
@@ -46,18 +46,28 @@ __global__ void tile_kernel(int rows, int cols, const T* __restrict__ in, T* __r
 }
 //! [tile kernel]
 
-/// Launches tile_kernel with a given layout; steps 3, 4 and 5 are this with their layouts.
+/// The plan of tile_kernel with a given layout; steps 3, 4 and 5 are this with their layouts.
 template <class T, class Layout>
-cudaError_t transpose_tiled(int rows, int cols, const T* in, T* out, cudaStream_t stream) {
+Plan<void (*)(int, int, const T*, T*)> tile_plan(int rows, int cols) {
+  return grid_plan(tile_kernel<T, Layout>, tile_count(rows, cols, kTile), dim3(kTile, kBlockRows));
+}
+
+/// Launches tile_kernel with a given layout.
+template <class T, class Layout>
+cudaError_t tiled(int rows, int cols, const T* in, T* out, cudaStream_t stream) {
   if (Args a = check_args(rows, cols, in, out); a != Args::launch) return args_error(a);
-  tile_kernel<T, Layout><<<tile_count(rows, cols, kTile), dim3(kTile, kBlockRows), 0, stream>>>(rows, cols, in, out);
-  return cudaGetLastError();
+  return launch(tile_plan<T, Layout>(rows, cols), stream, rows, cols, in, out);
+}
+
+template <class T>
+Plan<void (*)(int, int, const T*, T*)> smem_tile_plan(int rows, int cols, const T*, const T*) {
+  return tile_plan<T, UnpaddedLayout>(rows, cols);
 }
 
 /// out (cols x rows) = transpose(in (rows x cols)) through an unpadded 32 x 32 shared tile.
 template <class T>
-cudaError_t transpose_smem_tile(int rows, int cols, const T* in, T* out, cudaStream_t stream = nullptr) {
-  return transpose_tiled<T, UnpaddedLayout>(rows, cols, in, out, stream);
+cudaError_t smem_tile(int rows, int cols, const T* in, T* out, cudaStream_t stream = nullptr) {
+  return tiled<T, UnpaddedLayout>(rows, cols, in, out, stream);
 }
 
 }  // namespace smem::transpose

@@ -21,10 +21,15 @@ struct PaddedLayout {
 };
 //! [padded layout]
 
+template <class T>
+Plan<void (*)(int, int, const T*, T*)> padded_plan(int rows, int cols, const T*, const T*) {
+  return tile_plan<T, PaddedLayout>(rows, cols);
+}
+
 /// out (cols x rows) = transpose(in (rows x cols)) through a padded 32 x 33 shared tile.
 template <class T>
-cudaError_t transpose_padded(int rows, int cols, const T* in, T* out, cudaStream_t stream = nullptr) {
-  return transpose_tiled<T, PaddedLayout>(rows, cols, in, out, stream);
+cudaError_t padded(int rows, int cols, const T* in, T* out, cudaStream_t stream = nullptr) {
+  return tiled<T, PaddedLayout>(rows, cols, in, out, stream);
 }
 
 }  // namespace smem::transpose

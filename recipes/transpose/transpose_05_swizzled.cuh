@@ -21,10 +21,15 @@ struct SwizzledLayout {
 };
 //! [swizzled layout]
 
+template <class T>
+Plan<void (*)(int, int, const T*, T*)> swizzled_plan(int rows, int cols, const T*, const T*) {
+  return tile_plan<T, SwizzledLayout>(rows, cols);
+}
+
 /// out (cols x rows) = transpose(in (rows x cols)) through an XOR-swizzled 32 x 32 shared tile.
 template <class T>
-cudaError_t transpose_swizzled(int rows, int cols, const T* in, T* out, cudaStream_t stream = nullptr) {
-  return transpose_tiled<T, SwizzledLayout>(rows, cols, in, out, stream);
+cudaError_t swizzled(int rows, int cols, const T* in, T* out, cudaStream_t stream = nullptr) {
+  return tiled<T, SwizzledLayout>(rows, cols, in, out, stream);
 }
 
 }  // namespace smem::transpose

@@ -25,7 +25,7 @@
 
 #include <cstdint>
 
-#include "transpose_args.cuh"
+#include "transpose_common.cuh"
 
 namespace smem::transpose {
 
@@ -108,19 +108,21 @@ constexpr int vector_width(int rows, int cols, const T* in, const T* out) {
   return aligned && rows % V == 0 && cols % V == 0 ? V : 1;
 }
 
+/// The 16-byte kernel when vector_width() allows it, the scalar one otherwise.
+template <class T>
+Plan<void (*)(int, int, const T*, T*)> vectorized_plan(int rows, int cols, const T* in, const T* out) {
+  static_assert(16 % sizeof(T) == 0, "element size must divide 16 bytes");
+  constexpr int V = 16 / int(sizeof(T));
+  return grid_plan(vector_width(rows, cols, in, out) == V ? vectorized_kernel<T, V> : vectorized_kernel<T, 1>,
+                   tile_count(rows, cols, kVecTile<T>), dim3(kVecThreads));
+}
+
 /// out (cols x rows) = transpose(in (rows x cols)): 16-byte vectors, register transpose,
 /// swizzled 256-byte-wide tile. Any sizes; the vector path when vector_width() allows it.
 template <class T>
-cudaError_t transpose_vectorized(int rows, int cols, const T* in, T* out, cudaStream_t stream = nullptr) {
-  static_assert(16 % sizeof(T) == 0, "element size must divide 16 bytes");
+cudaError_t vectorized(int rows, int cols, const T* in, T* out, cudaStream_t stream = nullptr) {
   if (Args a = check_args(rows, cols, in, out); a != Args::launch) return args_error(a);
-  constexpr int V = 16 / int(sizeof(T));
-  const long long blocks = tile_count(rows, cols, kVecTile<T>);
-  if (vector_width(rows, cols, in, out) == V)
-    vectorized_kernel<T, V><<<blocks, kVecThreads, 0, stream>>>(rows, cols, in, out);
-  else
-    vectorized_kernel<T, 1><<<blocks, kVecThreads, 0, stream>>>(rows, cols, in, out);
-  return cudaGetLastError();
+  return launch(vectorized_plan(rows, cols, in, out), stream, rows, cols, in, out);
 }
 
 }  // namespace smem::transpose

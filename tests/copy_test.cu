@@ -1,0 +1,150 @@
+// Copying a recipe, as a user would: for every step of every family's step list, the files its
+// header includes (its own header, the family's common header, at most one earlier step) are
+// copied into an empty directory, a program that calls each launcher of that header with a
+// negative size is compiled there with nvcc and no include path but the CUDA Toolkit's, and run:
+// each call must return cudaErrorInvalidValue, which needs no GPU. And a header built for an
+// architecture that lacks its feature stops with one readable message.
+#include <doctest/doctest.h>
+
+#include <gemm/gemm.cuh>
+#include <reduction/reduction.cuh>
+#include <transpose/transpose.cuh>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// The files `header` needs inside its family folder: itself and the closure of its quoted
+/// includes, in the order found.
+std::vector<std::string> files_to_copy(const fs::path& dir, const std::string& header) {
+  std::vector<std::string> out{header};
+  static const std::regex include(R"re(#\s*include\s*"([^"]+)")re");
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::string text = read_file(dir / out[i]);
+    for (std::sregex_iterator m(text.begin(), text.end(), include), end; m != end; ++m)
+      if (std::find(out.begin(), out.end(), (*m)[1].str()) == out.end()) out.push_back((*m)[1].str());
+  }
+  return out;
+}
+
+int run(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()); }
+
+/// A fresh, empty directory under the system's temporary directory.
+fs::path fresh_dir(const std::string& name) {
+  static std::atomic<int> counter{0};
+  const fs::path d = fs::temp_directory_path() /
+                     ("smem_copy_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + "_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+struct Outcome {
+  std::string header, what;
+  bool ok;
+};
+
+/// One header: copy its files, compile a program that calls `calls` (one statement each,
+/// `temp_bytes` in scope), run it. `what` says what failed, for the report.
+Outcome copy_compile_run(const std::string& family, const std::string& header, const std::vector<std::string>& calls) {
+  const fs::path src = fs::path(SMEM_RECIPES_DIR) / family;
+  const fs::path dir = fresh_dir(header);
+  for (const auto& f : files_to_copy(src, header)) fs::copy_file(src / f, dir / f);
+  std::ofstream main(dir / "main.cu");
+  main << "#include \"" << header << "\"\n#include <cstddef>\n#include <cstdio>\nint main() {\n"
+       << "  [[maybe_unused]] std::size_t temp_bytes = 0;\n  int bad = 0;\n";
+  for (const auto& c : calls)
+    main << "  if (" << c << " != cudaErrorInvalidValue) { std::puts(\"" << c.substr(0, 60) << "\"); ++bad; }\n";
+  main << "  return bad;\n}\n";
+  main.close();
+  const std::string d = dir.string();
+  if (run("cd '" + d + "' && '" SMEM_NVCC "' -std=c++17 -arch=sm_" SMEM_COPY_ARCH " -o prog main.cu") != 0)
+    return {header, "does not compile alone in " + d, false};
+  if (run("cd '" + d + "' && ./prog") != 0) return {header, "a launcher did not return cudaErrorInvalidValue in " + d, false};
+  fs::remove_all(dir);
+  return {header, "", true};
+}
+
+/// Every header of a family's step list, with the calls of its launchers (`call(name)`), copied,
+/// compiled and run in parallel; each header needs at most three files.
+template <class Step, std::size_t N, class Call>
+void check_family(const std::string& family, const Step (&steps)[N], Call call) {
+  std::map<std::string, std::vector<std::string>> calls;  // header -> launcher calls
+  for (const auto& s : steps) calls[s.header].push_back(call(s.name));
+  const fs::path src = fs::path(SMEM_RECIPES_DIR) / family;
+  for (const auto& [header, c] : calls) {
+    CAPTURE(header);
+    const auto files = files_to_copy(src, header);
+    CHECK(files.size() <= 3);
+    CHECK(std::count(files.begin(), files.end(), family + "_common.cuh") == 1);
+  }
+  std::vector<std::future<Outcome>> jobs;
+  for (const auto& [header, c] : calls)
+    jobs.push_back(std::async(std::launch::async, copy_compile_run, family, header, c));
+  for (auto& j : jobs) {
+    const Outcome o = j.get();
+    CAPTURE(o.header);
+    CAPTURE(o.what);
+    CHECK(o.ok);
+  }
+}
+
+}  // namespace
+
+TEST_SUITE("host") {
+  TEST_CASE("copy: transpose") {
+    check_family("transpose", smem::transpose::kSteps, [](std::string n) {
+      return "smem::transpose::" + n + "<float>(-1, 4, nullptr, nullptr)";
+    });
+  }
+  TEST_CASE("copy: reduction") {
+    check_family("reduction", smem::reduction::kSteps, [](std::string n) {
+      return "smem::reduction::" + n +
+             "(nullptr, temp_bytes, static_cast<const float*>(nullptr), -1LL, static_cast<float*>(nullptr), "
+             "smem::reduction::Sum{}, 0.0f)";
+    });
+  }
+  TEST_CASE("copy: gemm") {
+    check_family("gemm", smem::gemm::kSteps, [](std::string n) {
+      return "smem::gemm::" + n + "(-1, 4, 4, 1.0f, nullptr, 4, nullptr, 4, 0.0f, nullptr, 4)";
+    });
+  }
+
+  TEST_CASE("copy: a cp.async step built for sm_75 stops with one readable message") {
+    const fs::path src = fs::path(SMEM_RECIPES_DIR) / "gemm";
+    const fs::path dir = fresh_dir("arch");
+    for (const auto& f : files_to_copy(src, "sgemm_12_multistage.cuh")) fs::copy_file(src / f, dir / f);
+    std::ofstream(dir / "main.cu") << "#include \"sgemm_12_multistage.cuh\"\nint main() { return 0; }\n";
+    const std::string d = dir.string();
+    const int rc = std::system(("cd '" + d + "' && '" SMEM_NVCC "' -arch=sm_75 -o prog main.cu > log.txt 2>&1").c_str());
+    CHECK(rc != 0);
+    const std::string log = read_file(dir / "log.txt");
+    CAPTURE(log);
+    int errors = 0;
+    for (std::size_t p = log.find("error:"); p != std::string::npos; p = log.find("error:", p + 1)) ++errors;
+    CHECK(errors == 1);  // the #error directive, and nothing from ptxas
+    CHECK(log.find("needs cp.async: compile for sm_80 or newer") != std::string::npos);
+    fs::remove_all(dir);
+  }
+}
