@@ -1,7 +1,8 @@
 // SGEMM benchmarks: every variant and the cuBLAS fp32 baseline in one process.
 // Names: gemm/<variant>/<M>x<N>x<K>. TFLOP/s counts 2 M N K flops. Each step's counters also
-// record its kernel's registers, static and dynamic shared memory per block, threads per block
-// and blocks per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor).
+// record its kernel's registers, static and dynamic shared memory per block, threads per block,
+// blocks per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor) and grid size, read from the
+// plan its launcher uses at that shape.
 #include <benchmark/benchmark.h>
 #include <cublas_v2.h>
 
@@ -26,8 +27,8 @@ namespace {
 struct Shape {
   int M, N, K;
 };
-constexpr Shape kShapes[] = {{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096},
-                             {8192, 8192, 8192}, {4096, 4096, 1024}, {1000, 1000, 1000}};
+constexpr Shape kShapes[] = {{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192},
+                             {4096, 4096, 1024}, {1000, 1000, 1000}, {4000, 4000, 4000}, {3001, 2999, 1000}};
 
 // Row-major C = alpha A B + beta C in true fp32 (CUBLAS_COMPUTE_32F): column-major C^T = B^T A^T.
 cudaError_t cublas_sgemm(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
@@ -66,12 +67,10 @@ Inputs& inputs(Shape s) {
 }
 
 template <class Launch>
-void register_one(const std::string& variant, Shape s, Launch launch, const gm::KernelAttributes* at,
+void register_one(const std::string& variant, Shape s, Launch launch, const gm::Variant* step = nullptr,
                   bool slow = false) {
   const std::string name = "gemm/" + variant + "/" + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" +
                            std::to_string(s.K);
-  const gm::KernelAttributes attr = at ? *at : gm::KernelAttributes{};
-  const bool has_attr = at != nullptr;
   benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
     Inputs& in = inputs(s);
     const float *A = in.A.get(), *B = in.B.get();
@@ -79,13 +78,7 @@ void register_one(const std::string& variant, Shape s, Launch launch, const gm::
     const double secs = smem::bench::time_kernel(
         state, [&] { return launch(A, B, C); }, true);
     smem::bench::set_rate(state, "TFLOP/s", 2.0 * s.M * s.N * s.K, secs, 1e-12);
-    if (has_attr) {
-      state.counters["registers"] = attr.registers;
-      state.counters["smem_static_bytes"] = attr.static_smem;
-      state.counters["smem_dynamic_bytes"] = attr.dynamic_smem;
-      state.counters["threads_per_block"] = attr.threads;
-      state.counters["blocks_per_sm"] = attr.blocks_per_sm;
-    }
+    if (step) smem::bench::set_kernel_counters(state, gm::plan(*step, s.M, s.N, s.K, A, s.K, B, s.N, C, s.N));
   })->UseManualTime()->Iterations(iterations(s, slow))->Unit(benchmark::kMillisecond);
 }
 
@@ -98,18 +91,21 @@ bool is_slow(gm::Variant v) {
 }
 
 const bool registered = [] {
+  smem::bench::add_steps_context(
+      "gemm", "cublas",
+      smem::bench::step_infos({{"cublas", -1, "", "cublasGemmEx in true fp32 (CUBLAS_COMPUTE_32F, no TF32)."}},
+                              gm::kSteps));
   for (auto s : kShapes) {
     register_one("cublas", s, [=](const float* A, const float* B, float* C) {
       return cublas_sgemm(s.M, s.N, s.K, 1.0f, A, s.K, B, s.N, 0.0f, C, s.N);
-    }, nullptr);
-    for (auto v : gm::kAllVariants) {
+    });
+    for (const auto& v : gm::kAllVariants) {
       if (v == gm::Variant::naive && s.M >= 8192) continue;  // minutes per run: skipped
-      if (!gm::supports(v, s.K)) continue;                    // e.g. the full-K strip beyond its K limit
-      gm::KernelAttributes at;
-      const bool ok = gm::attributes(v, s.K, &at) == cudaSuccess;
+      // A step that cannot run the shape (the full-K strip beyond its K limit) has a null plan.
+      if (gm::plan(v, s.M, s.N, s.K, nullptr, s.K, nullptr, s.N, nullptr, s.N).kernel == nullptr) continue;
       register_one(gm::name(v), s, [=](const float* A, const float* B, float* C) {
         return gm::run(v, s.M, s.N, s.K, 1.0f, A, s.K, B, s.N, 0.0f, C, s.N);
-      }, ok ? &at : nullptr, is_slow(v));
+      }, &v, is_slow(v));
     }
   }
   return true;

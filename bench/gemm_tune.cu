@@ -5,7 +5,8 @@
 // dimensions and a NaN-poisoned C, times every valid candidate at each tuning size (square,
 // median of event-timed launches), prints every candidate's TFLOP/s next to cuBLAS's, and, with
 // --write <file>, puts the winner of each size class for this GPU into the committed
-// configuration (recipes/gemm/sgemm_13_tuned_config.cuh), keeping the other GPUs' entries.
+// table (between the markers in recipes/gemm/sgemm_13_autotuned.cuh), keeping the other GPUs'
+// entries.
 //
 //   gemm_tune [--write FILE] [--sizes 1000,2048,4096,8192] [--log FILE]
 #include <cublas_v2.h>
@@ -27,6 +28,7 @@
 #include "cublas_handle.hpp"
 #include "device_buffer.hpp"
 #include "gemm_tune_candidates.cuh"
+#include "kernel_attributes.hpp"
 #include "random.hpp"
 
 using smem::test::DeviceBuffer;
@@ -184,8 +186,8 @@ int main(int argc, char** argv) try {
                           {512, 512, 512, 512, 512, 512, 1.0f, 0.0f}};
   std::vector<bool> valid(cands.size(), true);
   for (std::size_t i = 0; i < cands.size(); ++i) {
-    smem::gemm::KernelAttributes at{};
-    const cudaError_t ae = cands[i].attributes(&at);
+    smem::test::KernelAttributes at{};
+    const cudaError_t ae = smem::test::kernel_attributes(cands[i].plan(4096), &at);
     double worst = 0;
     for (const auto& s : checks) {
       const double tol = 16 * 1.1920929e-7 * std::sqrt(double(s.K));

@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include <gemm/gemm_args.cuh>
+#include <gemm/gemm_common.cuh>
 
 #define SMEM_TUNE_CANDIDATES(X)         \
   X(0, 256, 128, 8, 64, 64, 16, 8, 4)   \
@@ -42,12 +42,13 @@ namespace smem::tune {
 
 using Launch = cudaError_t (*)(int, int, int, float, const float*, int, const float*, int, float,
                                float*, int, cudaStream_t);
-using Attributes = cudaError_t (*)(smem::gemm::KernelAttributes*);
+/// The candidate's plan for an n x n output (its kernel, grid, block and shared memory).
+using PlanOf = smem::gemm::Plan<const void*> (*)(int n);
 
 struct Candidate {
   int index, bm, bn, bk, wm, wn, tm, tn, stages;
   Launch launch;
-  Attributes attributes;
+  PlanOf plan;
 };
 
 // One per part: gemm_tune_part.cu compiled with SMEM_TUNE_PART = 0 .. kTuneParts - 1.

@@ -17,8 +17,8 @@ struct AddIf {
 template <class T>
 struct AddIf<true, T> {
   static void run(std::vector<Candidate>& v, Candidate c) {
-    c.launch = &smem::gemm::sgemm_multistage_with<T>;
-    c.attributes = &smem::gemm::sgemm_multistage_attributes_with<T>;
+    c.launch = &smem::gemm::multistage_with<T>;
+    c.plan = [](int n) { return smem::gemm::multistage_plan_with<T>(n, n, nullptr, n).erased(); };
     v.push_back(c);
   }
 };

@@ -48,8 +48,10 @@ const T* input(long long n) {
   return it->second.get();
 }
 
+// A step's counters also record its (first) kernel's attributes, from the launcher's own plan.
 template <class T>
-void register_one(const std::string& variant, long long n, Launch<T> launch) {
+void register_one(const std::string& variant, long long n, Launch<T> launch,
+                  std::function<rd::Plan<const void*>(long long)> plan = nullptr) {
   const std::string name = "reduction/" + variant + "/" + type_name<T>() + "/" + std::to_string(n);
   benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
     const T* in = input<T>(n);
@@ -64,6 +66,7 @@ void register_one(const std::string& variant, long long n, Launch<T> launch) {
         state, [&] { return launch(temp.get(), bytes, in, n, out.get()); }, true);
     smem::bench::set_rate(state, "GB/s", double(n) * sizeof(T), secs, 1e-9);
     state.counters["bytes"] = double(n) * sizeof(T);
+    if (plan) smem::bench::set_kernel_counters(state, plan(n));
   })->UseManualTime()->Iterations(100)->Unit(benchmark::kMicrosecond);
 }
 
@@ -72,8 +75,8 @@ void register_tune(long long n) {
   const std::string v = "tune_t" + std::to_string(kThreads) + "_u" + std::to_string(kUnroll) +
                         (kLoad == rd::Load::ldg ? "_ldg" : "_cs") + "_w" + std::to_string(kWaves);
   register_one<float>(v, n, [](void* t, std::size_t& b, const float* in, long long m, float* out) {
-    return rd::reduce_single_pass<kThreads, kUnroll, kLoad, kWaves>(t, b, in, m, out, rd::Sum{}, 0.f);
-  });
+    return rd::single_pass<kThreads, kUnroll, kLoad, kWaves>(t, b, in, m, out, rd::Sum{}, 0.f);
+  }, [](long long m) { return rd::single_pass_plan<float, rd::Sum, kThreads, kUnroll, kLoad, kWaves>(m).erased(); });
 }
 
 template <class T>
@@ -84,10 +87,13 @@ void register_n(long long n) {
   for (auto v : rd::kAllVariants)
     register_one<T>(rd::name(v), n, [v](void* t, std::size_t& b, const T* in, long long m, T* out) {
       return rd::run(v, t, b, in, m, out, rd::Sum{}, T(0));
-    });
+    }, [v](long long m) { return rd::plan<T, rd::Sum>(v, m); });
 }
 
 const bool registered = [] {
+  smem::bench::add_steps_context(
+      "reduction", "cub",
+      smem::bench::step_infos({{"cub", -1, "", "cub::DeviceReduce::Sum: the vendor reduction."}}, rd::kSteps));
   for (int e : {16, 20, 24, 28}) register_n<float>(1LL << e);
   register_n<int>(1LL << 28);
   if (const char* t = std::getenv("SMEM_REDUCTION_TUNE"); t && *t == '1') {

@@ -37,8 +37,9 @@ cublasStatus_t geam(int rows, int cols, const double* in, double* out) {
                      out, rows);
 }
 
+// A step's counters also record its kernel's attributes (from the launcher's own plan).
 template <class T, class Launch>
-void register_one(const std::string& variant, int rows, int cols, Launch launch) {
+void register_one(const std::string& variant, int rows, int cols, Launch launch, const tr::Variant* step = nullptr) {
   const std::string name = "transpose/" + variant + "/" + type_name<T>() + "/" +
                            std::to_string(rows) + "x" + std::to_string(cols);
   benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
@@ -48,6 +49,7 @@ void register_one(const std::string& variant, int rows, int cols, Launch launch)
     const double secs = smem::bench::time_kernel(state, [&] { return launch(in.get(), out.get()); }, true);
     smem::bench::set_rate(state, "GB/s", 2.0 * n * sizeof(T), secs, 1e-9);
     state.counters["bytes"] = 2.0 * n * sizeof(T);
+    if (step) smem::bench::set_kernel_counters(state, tr::plan(*step, rows, cols, in.get(), out.get()));
   })->UseManualTime()->Iterations(100)->Unit(benchmark::kMicrosecond);
 }
 
@@ -59,11 +61,16 @@ void register_shape(int rows, int cols) {
   register_one<T>("cublas_geam", rows, cols, [=](const T* in, T* out) {
     return geam(rows, cols, in, out) == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
   });
-  for (auto v : tr::kAllVariants)
-    register_one<T>(tr::name(v), rows, cols, [=](const T* in, T* out) { return tr::run(v, rows, cols, in, out); });
+  for (const auto& v : tr::kAllVariants)
+    register_one<T>(tr::name(v), rows, cols, [=](const T* in, T* out) { return tr::run(v, rows, cols, in, out); }, &v);
 }
 
 const bool registered = [] {
+  smem::bench::add_steps_context(
+      "transpose", "memcpy",
+      smem::bench::step_infos({{"memcpy", -1, "", "cudaMemcpyAsync device to device: the copy roof of any kernel."},
+                               {"cublas_geam", -1, "", "cublasSgeam / cublasDgeam with op(A) = A^T: the vendor transpose."}},
+                              tr::kSteps));
   for (auto [r, c] : std::vector<std::pair<int, int>>{{1024, 1024}, {4096, 4096}, {8192, 8192}, {16384, 4096}})
     register_shape<float>(r, c);
   register_shape<double>(8192, 8192);

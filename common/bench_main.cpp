@@ -40,6 +40,33 @@ void add_device_context() {
   benchmark::AddCustomContext("git_commit", SMEM_GIT_COMMIT);
 }
 
+namespace {
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+void add_steps_context(const std::string& family, const std::string& reference, const std::vector<StepInfo>& steps) {
+  std::string list = "[";
+  for (const auto& s : steps) {
+    if (list.size() > 1) list += ", ";
+    list += "{\"name\": " + json_string(s.name) + ", \"step\": " + (s.step < 0 ? "null" : std::to_string(s.step)) +
+            ", \"header\": " + (s.header.empty() ? "null" : json_string(s.header)) +
+            ", \"summary\": " + json_string(s.summary) + ", \"kind\": " + (s.step < 0 ? "\"baseline\"" : "\"step\"") +
+            "}";
+  }
+  benchmark::AddCustomContext("smem_family", family);
+  benchmark::AddCustomContext("smem_reference", reference);
+  benchmark::AddCustomContext("smem_steps", list + "]");
+}
+
 }  // namespace smem::bench
 
 int main(int argc, char** argv) {

@@ -4,9 +4,11 @@
 #include <cuda_runtime.h>
 
 #include <string>
+#include <vector>
 
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
+#include "kernel_attributes.hpp"
 
 namespace smem::bench {
 
@@ -72,5 +74,42 @@ inline void set_rate(benchmark::State& state, const char* name, double amount_pe
 
 /// Adds the device context (GPU name, SMs, clocks, driver, CUDA version, commit) to the JSON.
 void add_device_context();
+
+/// One line of the JSON step list: a step of the ladder or a vendor baseline.
+struct StepInfo {
+  std::string name;
+  int step;  ///< -1 for a baseline
+  std::string header, summary;
+};
+
+/// Writes the family's metadata into the JSON context, so that reports read JSON and never C++:
+/// smem_family, smem_reference (the variant every ratio divides by) and smem_steps, a JSON array
+/// of {"name", "step", "header", "summary", "kind"} in ladder order, baselines first.
+void add_steps_context(const std::string& family, const std::string& reference, const std::vector<StepInfo>& steps);
+
+/// The family's step list (any family's kSteps) followed by its baselines.
+template <class Steps>
+std::vector<StepInfo> step_infos(const std::vector<StepInfo>& baselines, const Steps& steps) {
+  std::vector<StepInfo> out = baselines;
+  for (const auto& s : steps) out.push_back({s.name, s.step, s.header, s.summary});
+  return out;
+}
+
+/// Records a plan's kernel attributes as counters (registers, smem_static_bytes,
+/// smem_dynamic_bytes, threads_per_block, blocks_per_sm, grid_blocks); nothing for a null plan.
+template <class Plan>
+void set_kernel_counters(benchmark::State& state, const Plan& plan) {
+  test::KernelAttributes a;
+  if (test::kernel_attributes(plan, &a) != cudaSuccess) {
+    cudaGetLastError();
+    return;
+  }
+  state.counters["registers"] = a.registers;
+  state.counters["smem_static_bytes"] = a.static_smem;
+  state.counters["smem_dynamic_bytes"] = a.dynamic_smem;
+  state.counters["threads_per_block"] = a.threads;
+  state.counters["blocks_per_sm"] = a.blocks_per_sm;
+  state.counters["grid_blocks"] = double(a.grid_blocks);
+}
 
 }  // namespace smem::bench

@@ -8,6 +8,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include "../smem_steps.cuh"
 #include "gemm_common.cuh"
 #include "sgemm_01_naive.cuh"
 #include "sgemm_02_coalesced.cuh"
@@ -52,35 +53,8 @@
 
 namespace smem::gemm {
 
-/// Every step of the ladder, in order.
-enum class Variant {
-#define SMEM_VARIANT(step, name, header, summary) name,
-  SMEM_GEMM_STEPS(SMEM_VARIANT)
-#undef SMEM_VARIANT
-};
-
-/// One line of the step list.
-struct Step {
-  Variant variant;
-  int step;
-  const char* name;
-  const char* header;
-  const char* summary;
-};
-
-inline constexpr Step kSteps[] = {
-#define SMEM_STEP(step, name, header, summary) {Variant::name, step, #name, header, summary},
-    SMEM_GEMM_STEPS(SMEM_STEP)
-#undef SMEM_STEP
-};
-
-inline constexpr Variant kAllVariants[] = {
-#define SMEM_VARIANT(step, name, header, summary) Variant::name,
-    SMEM_GEMM_STEPS(SMEM_VARIANT)
-#undef SMEM_VARIANT
-};
-
-constexpr const char* name(Variant v) { return kSteps[int(v)].name; }
+/// Variant, Step, kSteps[], kAllVariants[] and name(v), from the step list.
+SMEM_STEP_TABLE(SMEM_GEMM_STEPS)
 
 /// Runs one variant: C = alpha * A * B + beta * C.
 inline cudaError_t run(Variant v, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,

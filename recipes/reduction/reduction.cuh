@@ -5,6 +5,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include "../smem_steps.cuh"
 #include <cstddef>
 
 #include "reduction_01_interleaved_divergent.cuh"
@@ -39,35 +40,8 @@
 
 namespace smem::reduction {
 
-/// Every step of the ladder, in order.
-enum class Variant {
-#define SMEM_VARIANT(step, name, header, summary) name,
-  SMEM_REDUCTION_STEPS(SMEM_VARIANT)
-#undef SMEM_VARIANT
-};
-
-/// One line of the step list.
-struct Step {
-  Variant variant;
-  int step;
-  const char* name;
-  const char* header;
-  const char* summary;
-};
-
-inline constexpr Step kSteps[] = {
-#define SMEM_STEP(step, name, header, summary) {Variant::name, step, #name, header, summary},
-    SMEM_REDUCTION_STEPS(SMEM_STEP)
-#undef SMEM_STEP
-};
-
-inline constexpr Variant kAllVariants[] = {
-#define SMEM_VARIANT(step, name, header, summary) Variant::name,
-    SMEM_REDUCTION_STEPS(SMEM_VARIANT)
-#undef SMEM_VARIANT
-};
-
-constexpr const char* name(Variant v) { return kSteps[int(v)].name; }
+/// Variant, Step, kSteps[], kAllVariants[] and name(v), from the step list.
+SMEM_STEP_TABLE(SMEM_REDUCTION_STEPS)
 
 /// Runs one variant: the size query when d_temp is null, else *out = reduction of in[0, n).
 template <class T, class Op>

@@ -4,7 +4,7 @@
 /// Each block loads one element per thread into shared memory, then halves the number of live
 /// values per round: in round s (1, 2, 4, ...) thread `tid` with `tid % (2 s) == 0` adds the
 /// value s places to its right. The partial of each block goes to the workspace, and the same
-/// kernel reduces the partials until one block is left (reduction_args.cuh, multi_pass()).
+/// kernel reduces the partials until one block is left (reduction_common.cuh, multi_pass()).
 ///
 /// Why it is slow: the active threads are spread over every warp (`tid % (2 s) == 0`), so in
 /// round s only 1 lane in 2 s of each warp works while all warps stay busy issuing: divergence.

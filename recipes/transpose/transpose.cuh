@@ -5,6 +5,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include "../smem_steps.cuh"
 #include "transpose_00_copy.cuh"
 #include "transpose_01_smem_copy.cuh"
 #include "transpose_02_naive.cuh"
@@ -29,35 +30,8 @@
 
 namespace smem::transpose {
 
-/// Every step of the ladder. copy and smem_copy are the roofs: they copy, not transpose.
-enum class Variant {
-#define SMEM_VARIANT(step, name, header, summary) name,
-  SMEM_TRANSPOSE_STEPS(SMEM_VARIANT)
-#undef SMEM_VARIANT
-};
-
-/// One line of the step list.
-struct Step {
-  Variant variant;
-  int step;
-  const char* name;
-  const char* header;
-  const char* summary;
-};
-
-inline constexpr Step kSteps[] = {
-#define SMEM_STEP(step, name, header, summary) {Variant::name, step, #name, header, summary},
-    SMEM_TRANSPOSE_STEPS(SMEM_STEP)
-#undef SMEM_STEP
-};
-
-inline constexpr Variant kAllVariants[] = {
-#define SMEM_VARIANT(step, name, header, summary) Variant::name,
-    SMEM_TRANSPOSE_STEPS(SMEM_VARIANT)
-#undef SMEM_VARIANT
-};
-
-constexpr const char* name(Variant v) { return kSteps[int(v)].name; }
+/// Variant, Step, kSteps[], kAllVariants[] and name(v), from the step list.
+SMEM_STEP_TABLE(SMEM_TRANSPOSE_STEPS)
 
 /// True for the variants that transpose (all but the two copy roofs).
 constexpr bool transposes(Variant v) { return v != Variant::copy && v != Variant::smem_copy; }
