@@ -93,7 +93,8 @@ void check_family(const std::string& family, const Step (&steps)[N], Call call) 
   std::map<std::string, std::vector<std::string>> calls;  // header -> launcher calls
   for (const auto& s : steps) calls[s.header].push_back(call(s.name));
   const fs::path src = fs::path(SMEM_RECIPES_DIR) / family;
-  for (const auto& [header, c] : calls) {
+  for (const auto& entry : calls) {
+    const std::string& header = entry.first;
     CAPTURE(header);
     const auto files = files_to_copy(src, header);
     CHECK(files.size() <= 3);
