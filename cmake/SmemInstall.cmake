@@ -11,7 +11,7 @@ include(CMakePackageConfigHelpers)
 set(SMEM_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/smem_cookbook)
 get_property(smem_families GLOBAL PROPERTY SMEM_FAMILIES)
 
-set(SMEM_NEEDS_CCCL OFF)
+set(SMEM_FIND_CCCL "")  # the config's line that finds CCCL, when a family links it
 foreach(family IN LISTS smem_families)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/recipes/${family}/
           DESTINATION ${SMEM_INSTALL_INCLUDEDIR}/${family}
@@ -19,7 +19,8 @@ foreach(family IN LISTS smem_families)
   install(TARGETS smem_${family} EXPORT smem_cookbook_targets)
   get_target_property(libs smem_${family} INTERFACE_LINK_LIBRARIES)
   if("CCCL::CCCL" IN_LIST libs)
-    set(SMEM_NEEDS_CCCL ON)
+    # CCCL (CUB, Thrust, libcu++) ships with the CUDA Toolkit; its package lies beside the libraries.
+    set(SMEM_FIND_CCCL "find_dependency(CCCL CONFIG HINTS \"\${CUDAToolkit_LIBRARY_DIR}/cmake/cccl\")")
   endif()
 endforeach()
 
