@@ -68,7 +68,8 @@ auto run_error(const R& r, long) -> decltype(r.skipped, std::string()) {
   return r.skipped ? (r.skip_message.empty() ? std::string("skipped") : r.skip_message) : std::string();
 }
 
-// The value of `--<flag>=...` if argv has it (Google Benchmark also accepts a single dash).
+// The value of `--<flag>=...` (or `-<flag>=...`) if argv has it; the last one wins, as in Google
+// Benchmark.
 const char* flag_value(int argc, char** argv, const char* flag) {
   const char* found = nullptr;
   for (int i = 1; i < argc; ++i) {
