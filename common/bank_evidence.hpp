@@ -49,7 +49,7 @@ inline std::vector<BankMeasurement> load_bank_measurements(const std::filesystem
       if (key == "gpu_name") {
         gpu_name = text;
       } else if (key == "benchmark") {
-        all.push_back({file.string(), gpu_name, text});
+        all.push_back({file.string(), gpu_name, text, {}});
         m = &all.back();
       } else if (m != nullptr && value.find_first_of("0123456789") != std::string::npos &&
                  value.find('"') == std::string::npos) {

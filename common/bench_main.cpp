@@ -1,10 +1,23 @@
-// Google Benchmark main for every suite: exits with one clear line without a CUDA device, and
-// records the device context in the JSON.
+// Google Benchmark main for every suite: exits with one clear line without a CUDA device, records
+// the device context in the JSON, and shows progress on stderr while the usual console table goes
+// to stdout (./cookbook bench keeps that in the log) and the JSON file reporter is unchanged:
+//
+//   [gemm 12/84] gemm/tiled_32/4096x4096x4096 ... 9.81 ms  14.01 TFLOP/s
+//
+// The line is printed when the benchmark starts and completed with its time (the median when
+// there are repetitions) and its rate counter when it finishes.
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "bench_util.hpp"
 #include "gpu.hpp"
@@ -67,6 +80,155 @@ void add_steps_context(const std::string& family, const std::string& reference, 
   benchmark::AddCustomContext("smem_steps", list + "]");
 }
 
+namespace {
+
+using Run = benchmark::BenchmarkReporter::Run;
+
+// A run's error, if any. Google Benchmark 1.7 has error_occurred/error_message, 1.8 and later
+// skipped/skip_message.
+template <class R>
+auto run_error(const R& r, int) -> decltype(r.error_occurred, std::string()) {
+  return r.error_occurred ? r.error_message : std::string();
+}
+template <class R>
+auto run_error(const R& r, long) -> decltype(r.skipped, std::string()) {
+  return r.skipped ? (r.skip_message.empty() ? std::string("skipped") : r.skip_message) : std::string();
+}
+
+// The value of `--<flag>=...` (or `-<flag>=...`) if argv has it; the last one wins, as in Google
+// Benchmark.
+const char* flag_value(int argc, char** argv, const char* flag) {
+  const char* found = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    a += (a[0] == '-') + (a[0] == '-' && a[1] == '-');
+    const std::size_t n = std::strlen(flag);
+    if (std::strncmp(a, flag, n) == 0 && a[n] == '=') found = a + n + 1;
+  }
+  return found;
+}
+
+// The instance names the filter selects, in run order. Google Benchmark lists them only when its
+// list flag is set, so this sets it, lists with the user's filter, and clears it, all before the
+// user's flags are parsed (no output file is opened).
+std::vector<std::string> selected_benchmarks(int argc, char** argv) {
+  char list_on[] = "--benchmark_list_tests=true", list_off[] = "--benchmark_list_tests=false";
+  char* on[] = {argv[0], list_on};
+  char* off[] = {argv[0], list_off};
+  int n = 2;
+  benchmark::Initialize(&n, on);
+  const char* filter = flag_value(argc, argv, "benchmark_filter");
+  std::ostringstream out;
+  benchmark::ConsoleReporter lister(benchmark::ConsoleReporter::OO_None);
+  lister.SetOutputStream(&out);
+  lister.SetErrorStream(&out);
+  benchmark::RunSpecifiedBenchmarks(&lister, filter ? filter : benchmark::GetBenchmarkFilter());
+  n = 2;
+  benchmark::Initialize(&n, off);
+  std::vector<std::string> names;
+  std::istringstream lines(out.str());
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty() && line.find("Failed to match") == std::string::npos) names.push_back(line);
+  return names;
+}
+
+// "gemm/tiled_32/4096x4096x4096" from "gemm/tiled_32/4096x4096x4096/iterations:20/manual_time".
+std::string short_name(const std::string& full) {
+  static const char* const kSuffixes[] = {"/iterations:", "/repeats:", "/min_time:", "/min_warmup_time:",
+                                          "/threads:", "/manual_time", "/real_time", "/process_time"};
+  std::size_t cut = full.size();
+  for (const char* s : kSuffixes) cut = std::min(cut, full.find(s));
+  return full.substr(0, cut);
+}
+
+/// The console reporter (the context and the full table, on stdout) plus one progress line per
+/// benchmark on stderr.
+class ProgressReporter : public benchmark::ConsoleReporter {
+ public:
+  /// `names`: the benchmarks in run order; `announce`: print each one's name when it starts (not
+  /// with random interleaving, where the order is not known).
+  ProgressReporter(OutputOptions opts, std::vector<std::string> names, bool announce)
+      : ConsoleReporter(opts), names_(std::move(names)), announce_(announce) {
+    SetErrorStream(&std::cout);  // the context header goes with the table, stderr is for progress
+  }
+
+  bool ReportContext(const Context& context) override {
+    const bool ok = ConsoleReporter::ReportContext(context);
+    if (ok) start_next();
+    return ok;
+  }
+
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    if (runs.empty()) return;
+    const std::string name = runs.front().run_name.str();
+    if (has_pending_ && pending_.run_name.str() != name) finish(pending_);  // its aggregates never came
+    // With repetitions the aggregates follow the individual runs: wait for them (the median).
+    const bool aggregates_follow = runs.front().run_type == Run::RT_Iteration && runs.front().repetitions > 1 &&
+                                   run_error(runs.front(), 0).empty();
+    if (aggregates_follow && name != done_) {
+      pending_ = runs.front();
+      has_pending_ = true;
+      return;
+    }
+    if (name == done_) return;
+    const Run* pick = &runs.front();
+    for (const auto& r : runs)
+      if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "median") pick = &r;
+    finish(*pick);
+  }
+
+  void Finalize() override {
+    if (has_pending_) finish(pending_);
+    ConsoleReporter::Finalize();
+  }
+
+ private:
+  void start_next() {
+    if (!announce_ || next_ >= names_.size()) return;
+    label(names_[next_], next_ + 1);
+    started_ = names_[next_];
+  }
+
+  void label(const std::string& full, std::size_t index) {
+    const std::string shown = short_name(full);
+    const std::string family = shown.substr(0, shown.find('/'));
+    std::fprintf(stderr, "[%s %zu/%zu] %s ... ", family.c_str(), index, names_.size(), shown.c_str());
+    std::fflush(stderr);
+  }
+
+  void finish(const Run& r) {
+    const std::string name = r.run_name.str();
+    has_pending_ = has_pending_ && pending_.run_name.str() != name;
+    if (started_ != name) {  // not the one announced (random interleaving, a name not listed)
+      if (!started_.empty()) std::fprintf(stderr, "\n");
+      label(name, next_ + 1);
+    }
+    const std::string error = run_error(r, 0);
+    if (!error.empty()) {
+      std::fprintf(stderr, "error: %s\n", error.c_str());
+    } else {
+      std::fprintf(stderr, "%.4g %s", r.GetAdjustedRealTime(), benchmark::GetTimeUnitString(r.time_unit));
+      for (const auto& [counter, value] : r.counters)
+        if (counter.find("/s") != std::string::npos) std::fprintf(stderr, "  %.4g %s", double(value), counter.c_str());
+      std::fprintf(stderr, "\n");
+    }
+    std::fflush(stderr);
+    done_ = name;
+    started_.clear();
+    ++next_;
+    start_next();
+  }
+
+  std::vector<std::string> names_;
+  bool announce_;
+  std::size_t next_ = 0;
+  std::string started_, done_;
+  Run pending_;
+  bool has_pending_ = false;
+};
+
+}  // namespace
 }  // namespace smem::bench
 
 int main(int argc, char** argv) {
@@ -74,10 +236,29 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "no CUDA device: benchmarks need a GPU\n");
     return 1;
   }
+  // Progress only for a run of the console format (not for --benchmark_list_tests or another
+  // display format, which are left exactly as Google Benchmark makes them).
+  const char* format = smem::bench::flag_value(argc, argv, "benchmark_format");
+  const char* list = smem::bench::flag_value(argc, argv, "benchmark_list_tests");
+  const bool progress = (!format || std::strcmp(format, "console") == 0) &&
+                        !(list && (std::strcmp(list, "true") == 0 || std::strcmp(list, "1") == 0));
+  std::vector<std::string> names;
+  if (progress) names = smem::bench::selected_benchmarks(argc, argv);
+  const char* interleave = smem::bench::flag_value(argc, argv, "benchmark_enable_random_interleaving");
+  const bool in_order = !(interleave && (std::strcmp(interleave, "true") == 0 || std::strcmp(interleave, "1") == 0));
+
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   smem::bench::add_device_context();
-  benchmark::RunSpecifiedBenchmarks();
+  if (progress) {
+    const auto color = isatty(fileno(stdout)) ? benchmark::ConsoleReporter::OO_Color
+                                              : benchmark::ConsoleReporter::OO_None;
+    if (names.empty()) std::fprintf(stderr, "%s: no benchmark matches the filter\n", argv[0]);
+    smem::bench::ProgressReporter reporter(color, std::move(names), in_order);
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+  } else {
+    benchmark::RunSpecifiedBenchmarks();
+  }
   benchmark::Shutdown();
   return 0;
 }

@@ -43,7 +43,7 @@ inline const char* device_name() {
   int expected = 0;
   if (state[dev].compare_exchange_strong(expected, 1)) {
     cudaDeviceProp p{};
-    if (cudaGetDeviceProperties(&p, dev) == cudaSuccess) std::strncpy(names[dev], p.name, 255);
+    if (cudaGetDeviceProperties(&p, dev) == cudaSuccess) std::memcpy(names[dev], p.name, sizeof(p.name) - 1);
     state[dev].store(2);
   }
   while (state[dev].load() != 2) {

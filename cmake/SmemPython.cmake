@@ -1,0 +1,32 @@
+# SMEM_PYTHON: the Python interpreter that runs tools/*.py (CTest's report self-test, the docs).
+# The tools plot with matplotlib, so it is the first of Debian's /usr/bin/python3 and the
+# python3 programs on the PATH that imports matplotlib (./cookbook makes the same choice and
+# passes it in); with none, /usr/bin/python3 or the first python3 found, and the tools say what
+# is missing when they run.
+set(SMEM_PYTHON "" CACHE FILEPATH "Python interpreter for tools/*.py (one that imports matplotlib)")
+if(NOT SMEM_PYTHON)
+  set(candidates)
+  if(EXISTS /usr/bin/python3)
+    list(APPEND candidates /usr/bin/python3)
+  endif()
+  find_program(smem_path_python3 NAMES python3 NO_CACHE)
+  if(smem_path_python3)
+    list(APPEND candidates ${smem_path_python3})
+  endif()
+  set(chosen)
+  foreach(py IN LISTS candidates)
+    execute_process(COMMAND ${py} -c "import matplotlib" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+    if(rc EQUAL 0)
+      set(chosen ${py})
+      break()
+    endif()
+  endforeach()
+  if(NOT chosen AND candidates)
+    list(GET candidates 0 chosen)
+    message(STATUS "No python3 here imports matplotlib: ${chosen} runs tools/*.py")
+  endif()
+  if(NOT chosen)
+    message(FATAL_ERROR "python3 not found: install the Debian package python3 (./cookbook deps)")
+  endif()
+  set(SMEM_PYTHON ${chosen} CACHE FILEPATH "Python interpreter for tools/*.py (one that imports matplotlib)" FORCE)
+endif()
