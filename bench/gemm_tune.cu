@@ -6,7 +6,8 @@
 // median of event-timed launches), prints every candidate's TFLOP/s next to cuBLAS's, and, with
 // --write <file>, puts the winner of each size class for this GPU into the committed
 // table (between the markers in recipes/gemm/sgemm_13_autotuned.cuh), keeping the other GPUs'
-// entries.
+// entries (matched by the table key: compute capability, SMs, shared memory and registers per SM),
+// and prints how much each winner gains over the heuristic shape of step 13.
 //
 //   gemm_tune [--write FILE] [--sizes 1000,2048,4096,8192] [--log FILE]
 #include <cublas_v2.h>
@@ -22,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include <gemm/sgemm_12_multistage.cuh>
+#include <gemm/sgemm_13_autotuned.cuh>
 
 #include "cuda_check.hpp"
 #include "cublas_handle.hpp"
@@ -119,8 +120,9 @@ std::string shape_name(const Candidate& c) {
   return b;
 }
 
-// Replaces this GPU's entries in the tuned table of `path`, keeping every other line.
-void write_config(const std::string& path, const std::string& gpu, const std::vector<std::string>& entries) {
+// Replaces the entries of this GPU's key (the first four fields, `key`) in the tuned table of
+// `path`, keeping every other line.
+void write_config(const std::string& path, const std::string& key, const std::vector<std::string>& entries) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read " + path);
   std::vector<std::string> lines;
@@ -130,7 +132,6 @@ void write_config(const std::string& path, const std::string& gpu, const std::ve
   if (begin == lines.end() || end == lines.end() || end <= begin + 1)
     throw std::runtime_error(path + ": no tuned-table markers");
   std::vector<std::string> keep;  // entries of other GPUs, without the trailing backslash
-  const std::string key = "X(\"" + gpu + "\",";
   for (auto it = begin + 2; it != end; ++it) {
     std::string l = *it;
     while (!l.empty() && (l.back() == '\\' || l.back() == ' ')) l.pop_back();
@@ -168,8 +169,12 @@ int main(int argc, char** argv) try {
   cudaDeviceProp prop{};
   SMEM_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   const std::string gpu = prop.name;
-  std::printf("GPU: %s, %d SMs; seed %llu\n", gpu.c_str(), prop.multiProcessorCount,
-              (unsigned long long)smem::test::run_seed());
+  const smem::gemm::detail::GpuKey k = smem::gemm::detail::gpu_key();
+  const std::string key = "X(" + std::to_string(k.cc) + ", " + std::to_string(k.sms) + ", " +
+                          std::to_string(k.smem_per_sm) + ", " + std::to_string(k.regs_per_sm) + ",";
+  std::printf("GPU: %s; table key: compute capability %d, %d SMs, %d B shared memory and %d registers per SM; "
+              "seed %llu\n",
+              gpu.c_str(), k.cc, k.sms, k.smem_per_sm, k.regs_per_sm, (unsigned long long)smem::test::run_seed());
 
   std::vector<Candidate> cands;
   smem::tune::add_candidates_0(cands), smem::tune::add_candidates_1(cands);
@@ -219,6 +224,16 @@ int main(int argc, char** argv) try {
     std::printf(" %8.2f", ref[j]);
     log += "," + std::to_string(ref[j]);
   }
+  std::printf("\n%-28s", "heuristic");
+  log += "\nheuristic";
+  std::vector<double> heur(sizes.size());
+  for (std::size_t j = 0; j < sizes.size(); ++j) {
+    const int n = sizes[j], reps = n >= 8192 ? 15 : n >= 4096 ? 30 : 100;
+    const double t = time_median(smem::gemm::heuristic, n, reps, A.get(), B.get(), C.get());
+    heur[j] = t > 0 ? 2.0 * n * n * double(n) / t * 1e-12 : 0;
+    std::printf(" %8.2f", heur[j]);
+    log += "," + std::to_string(heur[j]);
+  }
   std::printf("\n");
   log += "\n";
   for (std::size_t i = 0; i < cands.size(); ++i) {
@@ -243,29 +258,31 @@ int main(int argc, char** argv) try {
   // Winner per size; size class j covers outputs up to the geometric mean of sizes j and j + 1
   // squared (the last: everything). Neighbouring classes with the same winner merge.
   std::vector<std::string> entries;
-  std::printf("\nwinners (ratio to cuBLAS in this run)\n");
+  std::printf("\nwinners (ratio to cuBLAS and gain over the heuristic's shape, in this run)\n");
   int prev = -1;
   for (std::size_t j = 0; j < sizes.size(); ++j) {
     int best = -1;
     for (std::size_t i = 0; i < cands.size(); ++i)
       if (valid[i] && tf[i][j] > 0 && (best < 0 || tf[i][j] > tf[best][j])) best = int(i);
     if (best < 0) throw std::runtime_error("no valid candidate");
-    std::printf("  n = %5d: %-26s %7.2f TFLOP/s, cuBLAS %7.2f, ratio %.3f\n", sizes[j],
-                shape_name(cands[best]).c_str(), tf[best][j], ref[j], tf[best][j] / ref[j]);
+    std::printf("  n = %5d: %-26s %7.2f TFLOP/s, cuBLAS %7.2f, ratio %.3f, heuristic %7.2f, gain %.3f\n",
+                sizes[j], shape_name(cands[best]).c_str(), tf[best][j], ref[j], tf[best][j] / ref[j], heur[j],
+                heur[j] > 0 ? tf[best][j] / heur[j] : 0.0);
     const bool last = j + 1 == sizes.size();
     const long long max_mn = last ? 0x7fffffffffffffffLL
                                   : (long long)(double(sizes[j]) * sizes[j + 1]);  // (sqrt(a b))^2
     const Candidate& c = cands[best];
     char e[256];
-    std::snprintf(e, sizeof e, "X(\"%s\", %lldLL, %d, %d, %d, %d, %d, %d, %d, %d)", gpu.c_str(), max_mn,
-                  c.bm, c.bn, c.bk, c.wm, c.wn, c.tm, c.tn, c.stages);
+    std::snprintf(e, sizeof e, "%s %lldLL, %d, %d, %d, %d, %d, %d, %d, %d)", key.c_str(), max_mn, c.bm, c.bn,
+                  c.bk, c.wm, c.wn, c.tm, c.tn, c.stages);
     if (best == prev) entries.back() = e;  // widen the previous class
     else entries.push_back(e);
     prev = best;
   }
   if (!write_path.empty()) {
-    write_config(write_path, gpu, entries);
-    std::printf("wrote %zu entries for \"%s\" to %s\n", entries.size(), gpu.c_str(), write_path.c_str());
+    write_config(write_path, key, entries);
+    std::printf("wrote %zu entries for %s (%s) to %s\n", entries.size(), key.c_str(), gpu.c_str(),
+                write_path.c_str());
   }
   return 0;
 } catch (const std::exception& e) {

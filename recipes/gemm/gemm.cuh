@@ -48,8 +48,10 @@
     "Warptiling: block, warp and thread tiles, each warp owning a sub-tile of C; loads staged through registers.") \
   X(12, multistage, "sgemm_12_multistage.cuh",                                                       \
     "Multistage: cp.async copies into a ring of shared-memory stages, several K-tiles ahead of the compute.") \
+  X(13, heuristic, "sgemm_13_autotuned.cuh",                                                         \
+    "Heuristic: step 12's kernel with a shape chosen from the GPU's SMs, shared memory and registers.") \
   X(13, autotuned, "sgemm_13_autotuned.cuh",                                                         \
-    "Autotuned: step 12's kernel with the shape that ./cookbook tune gemm measured fastest on this GPU.")
+    "Autotuned: step 12's kernel with the shape ./cookbook tune gemm measured fastest on GPUs like this one.")
 
 namespace smem::gemm {
 

@@ -1,88 +1,170 @@
 /// \file sgemm_13_autotuned.cuh
-/// \brief Step 13, autotuned: the multistage kernel of step 12 with the block, warp and thread
-/// tiles and the stage count that `./cookbook tune gemm` measured fastest on this GPU, per size
-/// class of the output.
+/// \brief Step 13, shapes chosen per GPU and problem: step 12's kernel with the block, warp and
+/// thread tiles and the stage count that `./cookbook tune gemm` measured fastest on GPUs like
+/// this one (`autotuned`), or, for a GPU the table does not know, chosen from the GPU's
+/// properties (`heuristic`).
 ///
-/// The best tile depends on the GPU (SM count, registers, shared memory per SM) and on the
-/// problem: a 256 x 128 tile keeps the FFMA pipes busiest on a large C, but a 1000 x 1000 C has
-/// only 32 such tiles for 132 SMs. The tuner (bench/gemm_tune.cu, built with
-/// -DSMEM_BUILD_TUNER=ON) compiles a set of candidate shapes, checks each against cuBLAS, times
-/// them at several sizes, and writes the winners into the table below. This launcher looks up the
-/// GPU by name (once per device) and picks the entry of the size class; on a GPU the table does
-/// not know, it runs step 12's shape.
+/// The best tile depends on the GPU and on the problem: a 128 x 128 tile reuses each value it
+/// loads more than a 64 x 64 one, but a 1000 x 1000 C has only 64 such tiles for 132 SMs, and a
+/// grid that ends in a part-filled wave leaves SMs idle.
+/// - **The table** is keyed on what decides the best shape: compute capability, SM count, shared
+///   memory per SM and registers per SM (GPUs that agree on all four share their entries, whatever
+///   their name). Each entry covers outputs up to a size M * N. The tuner (bench/gemm_tune.cu)
+///   compiles a set of candidate shapes, checks each against cuBLAS, times them at several sizes
+///   and writes the winners of the GPU it runs on between the markers below.
+/// - **The heuristic** estimates each of three shapes' time from the GPU's properties: the blocks
+///   of the grid over the blocks the SMs hold at once (occupancy calculator: the shared memory
+///   and registers decide how many fit) give whole waves, each as long as its resident tiles'
+///   outputs divided by the shape's reuse (outputs per shared-memory load of a thread tile). The
+///   grid that fills the SMs in the fewest, fullest waves of the most efficient tile wins.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <atomic>
-#include <cstring>
 
 #include "sgemm_12_multistage.cuh"
 
-/// The tuned table, written by `./cookbook tune gemm` (bench/gemm_tune.cu) between the markers,
-/// one block per GPU. Each X(gpu, max_mn, BM, BN, BK, WM, WN, TM, TN, stages) entry says: on the
-/// GPU whose cudaDeviceProp::name is `gpu`, for outputs of at most max_mn elements (M * N), use
-/// MultistageShape<BM, BN, BK, WM, WN, TM, TN, stages>. Entries of one GPU are in ascending
-/// max_mn; the tuner replaces the block of the GPU it ran on and keeps the others.
+/// The tuned table, written by `./cookbook tune gemm` between the markers. Each
+/// X(cc, sms, smem_per_sm, regs_per_sm, max_mn, BM, BN, BK, WM, WN, TM, TN, stages) entry says:
+/// on a GPU of compute capability cc (major * 10 + minor) with `sms` SMs, `smem_per_sm` bytes of
+/// shared memory and `regs_per_sm` registers per SM, for outputs of at most max_mn elements
+/// (M * N), use MultistageShape<BM, BN, BK, WM, WN, TM, TN, stages>. Entries of one GPU are in
+/// ascending max_mn; the tuner replaces the entries of the GPU it ran on and keeps the others.
 // BEGIN TUNED TABLE
 #define SMEM_SGEMM_TUNED_TABLE(X) \
-  X("NVIDIA H200", 2048000LL, 64, 64, 16, 32, 32, 8, 4, 3) \
-  X("NVIDIA H200", 9223372036854775807LL, 128, 128, 32, 64, 32, 8, 8, 3)
+  X(90, 132, 233472, 65536, 2048000LL, 64, 64, 16, 32, 32, 8, 4, 3) \
+  X(90, 132, 233472, 65536, 9223372036854775807LL, 128, 128, 32, 64, 32, 8, 8, 3)
 // END TUNED TABLE
 
 namespace smem::gemm {
 
 namespace detail {
 
-/// The name of the current device (cudaDeviceProp::name), read once per device; "" on error.
-inline const char* device_name() {
+/// What decides the best shape on a GPU.
+struct GpuKey {
+  int cc, sms, smem_per_sm, regs_per_sm;
+};
+
+/// The current device's GpuKey, read once per device (all zero on error).
+inline GpuKey gpu_key() {
   constexpr int kMaxDevices = 64;
-  static char names[kMaxDevices][256];
+  static GpuKey keys[kMaxDevices];
   static std::atomic<int> state[kMaxDevices];  // 0 unread, 1 being read, 2 ready
   int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return "";
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return {};
   int expected = 0;
   if (state[dev].compare_exchange_strong(expected, 1)) {
-    cudaDeviceProp p{};
-    if (cudaGetDeviceProperties(&p, dev) == cudaSuccess) std::memcpy(names[dev], p.name, sizeof(p.name) - 1);
+    int major = 0, minor = 0, sms = 0, smem = 0, regs = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&regs, cudaDevAttrMaxRegistersPerMultiprocessor, dev) == cudaSuccess)
+      keys[dev] = {major * 10 + minor, sms, smem, regs};
     state[dev].store(2);
   }
   while (state[dev].load() != 2) {
   }
-  return names[dev];
+  return keys[dev];
+}
+
+/// Blocks of shape T's kernel that one SM holds at once (occupancy calculator, after the opt-in
+/// to its dynamic shared memory), once per device; 0 when it does not fit or on error.
+template <class T>
+int resident_blocks() {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> cache[kMaxDevices];  // blocks + 1; 0 unread
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return 0;
+  if (const int c = cache[dev].load(std::memory_order_relaxed); c > 0) return c - 1;
+  int blocks = 0;
+  if (cudaFuncSetAttribute(multistage_kernel<T, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           T::kSmemBytes) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, multistage_kernel<T, true>, T::kThreads,
+                                                    T::kSmemBytes) != cudaSuccess) {
+    cudaGetLastError();
+    blocks = 0;
+  }
+  cache[dev].store(blocks + 1, std::memory_order_relaxed);
+  return blocks;
 }
 
 }  // namespace detail
 
-//! [autotuned dispatch]
-/// Calls f(Shape{}) with the tuned MultistageShape for an M x N output on the current GPU
-/// (MultistageDefault where the table has no entry). The table is expanded here only.
-template <class F>
-auto with_tuned_shape(int M, int N, F&& f) {
-  const char* gpu = detail::device_name();
-  const long long mn = static_cast<long long>(M) * N;
-  (void)gpu, (void)mn;
-#define SMEM_SGEMM_TUNED_CASE(name, max_mn, BM, BN, BK, WM, WN, TM, TN, S) \
-  if (std::strcmp(gpu, name) == 0 && mn <= (long long)(max_mn)) return f(MultistageShape<BM, BN, BK, WM, WN, TM, TN, S>{});
-  SMEM_SGEMM_TUNED_TABLE(SMEM_SGEMM_TUNED_CASE)
-#undef SMEM_SGEMM_TUNED_CASE
-  return f(MultistageDefault{});
+//! [heuristic]
+/// The shapes the heuristic chooses from: one tile for large outputs, one with twice the blocks,
+/// one with four times the blocks and a smaller thread tile.
+using HeuristicLarge = MultistageShape<128, 128, 32, 64, 32, 8, 8, 3>;
+using HeuristicMedium = MultistageShape<64, 128, 16, 32, 64, 8, 8, 4>;
+using HeuristicSmall = MultistageShape<64, 64, 16, 32, 32, 8, 4, 3>;
+
+/// The heuristic's estimate of shape T's time for an M x N output on `sms` SMs, in arbitrary
+/// units: whole waves of the grid, each as long as the outputs of the blocks one SM holds at once
+/// divided by the thread tile's reuse (outputs per float4 shared-memory load). Infinite when the
+/// shape does not fit on an SM.
+template <class T>
+double heuristic_cost(int M, int N, int sms) {
+  const int r = detail::resident_blocks<T>();
+  if (r <= 0 || sms <= 0) return 1e300;
+  const double blocks = double(tiles(M, T::kBM)) * double(tiles(N, T::kBN));
+  const double per_wave = double(sms) * r;
+  const double waves = double((long long)((blocks + per_wave - 1) / per_wave));
+  const double reuse = 4.0 * T::kTM * T::kTN / (T::kTM + T::kTN);
+  return waves * r * T::kBM * T::kBN / reuse;
 }
 
-inline Plan<WarpGemmKernel> autotuned_plan(int M, int N, int, const float*, int, const float* B, int ldb,
+/// The plan of the shape with the lowest heuristic_cost (ties go to the larger tile).
+inline Plan<WarpGemmKernel> heuristic_plan(int M, int N, int, const float*, int, const float* B, int ldb,
                                            const float*, int) {
-  return with_tuned_shape(M, N, [&](auto shape) { return multistage_plan_with<decltype(shape)>(M, N, B, ldb); });
+  const int sms = detail::gpu_key().sms;
+  const double large = heuristic_cost<HeuristicLarge>(M, N, sms);
+  const double medium = heuristic_cost<HeuristicMedium>(M, N, sms);
+  const double small = heuristic_cost<HeuristicSmall>(M, N, sms);
+  if (large <= medium && large <= small) return multistage_plan_with<HeuristicLarge>(M, N, B, ldb);
+  if (medium <= small) return multistage_plan_with<HeuristicMedium>(M, N, B, ldb);
+  return multistage_plan_with<HeuristicSmall>(M, N, B, ldb);
+}
+//! [heuristic]
+
+//! [autotuned dispatch]
+/// The tuned table's entry for this GPU and output size, or the heuristic's choice where the
+/// table has none. The table is expanded here only.
+inline Plan<WarpGemmKernel> autotuned_plan(int M, int N, int K, const float* A, int lda, const float* B, int ldb,
+                                           const float* C, int ldc) {
+  const detail::GpuKey key = detail::gpu_key();
+  const long long mn = static_cast<long long>(M) * N;
+#define SMEM_SGEMM_TUNED_CASE(CC, SMS, SMEM, REGS, MAX_MN, BM, BN, BK, WM, WN, TM, TN, S)                  \
+  if (key.cc == (CC) && key.sms == (SMS) && key.smem_per_sm == (SMEM) && key.regs_per_sm == (REGS) && \
+      mn <= (long long)(MAX_MN))                                                                       \
+    return multistage_plan_with<MultistageShape<BM, BN, BK, WM, WN, TM, TN, S>>(M, N, B, ldb);
+  SMEM_SGEMM_TUNED_TABLE(SMEM_SGEMM_TUNED_CASE)
+#undef SMEM_SGEMM_TUNED_CASE
+  return heuristic_plan(M, N, K, A, lda, B, ldb, C, ldc);
+}
+//! [autotuned dispatch]
+
+/// Launches the plan `plan_of` gives for these arguments (heuristic_plan or autotuned_plan).
+template <class PlanOf>
+cudaError_t tuned_launch(PlanOf plan_of, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+                         int ldb, float beta, float* C, int ldc, cudaStream_t stream) {
+  // Arguments first: no CUDA call (the device queries) before they are checked.
+  if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)
+    return finish_without_launch(a, M, N, beta, C, ldc, stream);
+  const bool cvec = ldc % 4 == 0 && aligned16(C);
+  return launch(plan_of(M, N, K, A, lda, B, ldb, C, ldc), stream, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
+                cvec);
+}
+
+/// C = alpha * A * B + beta * C, row-major, with the heuristic's shape (no table).
+inline cudaError_t heuristic(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                             float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
+  return tuned_launch(heuristic_plan, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
 }
 
 /// C = alpha * A * B + beta * C, row-major, with the tuned shape for this GPU and size.
 inline cudaError_t autotuned(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
                              float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
-  // Arguments first: no CUDA call (the device-name lookup) before they are checked.
-  if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)
-    return finish_without_launch(a, M, N, beta, C, ldc, stream);
-  const bool cvec = ldc % 4 == 0 && aligned16(C);
-  return launch(autotuned_plan(M, N, K, A, lda, B, ldb, C, ldc), stream, M, N, K, alpha, A, lda, B, ldb, beta, C,
-                ldc, cvec);
+  return tuned_launch(autotuned_plan, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
 }
-//! [autotuned dispatch]
 
 }  // namespace smem::gemm
