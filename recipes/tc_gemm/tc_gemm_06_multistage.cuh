@@ -1,0 +1,133 @@
+/// \file tc_gemm_06_multistage.cuh
+/// \brief Step 6, multistage `cp.async` pipeline with warp tiling: the seeds' double buffering,
+/// generalized to a ring of N stages, feeding step 5's swizzled tiles and mma.sync.
+///
+/// Change from step 5: the tiles are no longer copied through registers between two barriers.
+/// `cp.async` moves 16-byte chunks from global memory straight into shared memory and completes
+/// in commit groups, so the block keeps Stages - 1 K-windows in flight while it computes one: at
+/// the top of each window it waits for the oldest group (`cp.async.wait_group Stages - 2`), passes
+/// one barrier (which also tells it that every warp finished the window before, whose stage it
+/// now refills), issues the copy of the window Stages - 1 ahead, and computes. One barrier per
+/// window instead of two, and the load latency hidden behind Stages - 1 windows of mma.sync.
+/// The block, warp and stage shape is a template parameter (TcShape): more warps per block and
+/// larger warp tiles mean more mma.sync per ldmatrix; the dynamic shared memory (Stages x 48 KB
+/// for 128 x 256 x 64) goes past the 48 KB static limit, so the launch opts in.
+///
+/// Operands whose rows are not 16-byte aligned cannot use 16-byte `cp.async`; the same kernel
+/// then fills each stage with element-wise loads through registers (correct, without overlap).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "tc_gemm_common.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#error "tc_gemm_06_multistage.cuh needs cp.async and bf16 mma.sync: compile for sm_80 or newer (e.g. -arch=sm_80)"
+#endif
+
+namespace smem::tc_gemm {
+
+//! [shape]
+/// Block tile BM x BN x BK, warp tile WM x WN, Stages shared-memory stages of swizzled tiles.
+template <int BM, int BN, int BK, int WM, int WN, int Stages>
+struct TcShape {
+  static constexpr int kBM = BM, kBN = BN, kBK = BK, kWM = WM, kWN = WN, kStages = Stages;
+  static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN, kThreads = 32 * kWarpsM * kWarpsN;
+  static constexpr int kMI = WM / 16, kNJ = WN / 8;  ///< the warp's mma tiles of 16 x 8
+  using LA = SwizzledTile<BK>;
+  using LB = SwizzledTile<BN>;
+  static constexpr int kAElems = BM * BK, kStageElems = BM * BK + BK * BN;
+  static constexpr int kSmemBytes = Stages * kStageElems * int(sizeof(bf16));
+  static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0, "whole warp and mma tiles");
+  static_assert(BK % 64 == 0 && Stages >= 2, "128-byte swizzled rows, at least two stages");
+};
+//! [shape]
+
+//! [multistage kernel]
+template <class S, bool kRows16>
+__global__ void __launch_bounds__(S::kThreads, 1) multistage_kernel(int M, int N, int K, float alpha,
+                                                                    const bf16* __restrict__ A, int lda,
+                                                                    const bf16* __restrict__ B, int ldb, float beta,
+                                                                    const bf16* C, int ldc, bf16* D, int ldd) {
+  constexpr int BM = S::kBM, BN = S::kBN, BK = S::kBK, kThreads = S::kThreads;
+  using LA = typename S::LA;
+  using LB = typename S::LB;
+  extern __shared__ __align__(128) bf16 smem[];  // Stages x [A tile | B tile]
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const TileCoord t = row_major_tile((N + BN - 1) / BN);
+  const int m0 = t.m * BM, n0 = t.n * BN;
+  const int wm = warp / S::kWarpsN * S::kWM, wn = warp % S::kWarpsN * S::kWN;
+  const int tiles_k = (K + BK - 1) / BK;
+
+  auto load_stage = [&](int stage, int kt) {
+    bf16* As = smem + stage * S::kStageElems;
+    bf16* Bs = As + S::kAElems;
+    if constexpr (kRows16) {
+      copy_tile_async<BM, BK, kThreads, LA>(As, A, lda, m0, kt * BK, M, K);
+      copy_tile_async<BK, BN, kThreads, LB>(Bs, B, ldb, kt * BK, n0, K, N);
+    } else {
+      load_tile<BM, BK, kThreads, LA, false>(As, A, lda, m0, kt * BK, M, K);
+      load_tile<BK, BN, kThreads, LB, false>(Bs, B, ldb, kt * BK, n0, K, N);
+    }
+  };
+
+  // Prologue: windows 0 .. Stages - 2 in flight, one commit group each (empty past the end).
+#pragma unroll
+  for (int s = 0; s < S::kStages - 1; ++s) {
+    if (s < tiles_k) load_stage(s, s);
+    cp_async_commit();
+  }
+  float acc[S::kMI][S::kNJ][4] = {};
+  for (int kt = 0; kt < tiles_k; ++kt) {
+    cp_async_wait<S::kStages - 2>();  // this thread's copies of window kt have landed
+    __syncthreads();                  // everyone's have; and window kt - 1 is no longer read
+    if (kt + S::kStages - 1 < tiles_k) load_stage((kt + S::kStages - 1) % S::kStages, kt + S::kStages - 1);
+    cp_async_commit();
+    const bf16* As = smem + kt % S::kStages * S::kStageElems;
+    const bf16* Bs = As + S::kAElems;
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += 16) {
+      unsigned a[S::kMI][4], b[S::kNJ][2];
+      load_a_frags<S::kMI, LA>(a, As, wm, kk, lane);
+      load_b_frags<S::kNJ, LB>(b, Bs, wn, kk, lane);
+      warp_mma(acc, a, b);
+    }
+  }
+  cp_async_wait<0>();  // nothing real is pending; leave no copy behind the block's exit
+  store_acc(acc, m0 + wm, n0 + wn, lane, M, N, alpha, beta, C, ldc, D, ldd);
+}
+//! [multistage kernel]
+
+/// The plan of multistage_kernel with TcShape S: 16-byte cp.async where the rows allow it.
+template <class S>
+Plan<TcKernel> multistage_plan_with(int M, int N, const bf16* A, int lda, const bf16* B, int ldb) {
+  return grid_plan(rows16(A, lda, B, ldb) ? multistage_kernel<S, true> : multistage_kernel<S, false>,
+                   tiles(M, S::kBM) * tiles(N, S::kBN), dim3(S::kThreads), unsigned(S::kSmemBytes));
+}
+
+/// D = alpha * A * B + beta * C with any TcShape S.
+template <class S>
+cudaError_t multistage_with(int M, int N, int K, float alpha, const bf16* A, int lda, const bf16* B, int ldb,
+                            float beta, const bf16* C, int ldc, bf16* D, int ldd, cudaStream_t stream = nullptr) {
+  if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, D, ldd); a != Args::launch)
+    return finish_without_launch(a, M, N, beta, C, ldc, D, ldd, stream);
+  return launch(multistage_plan_with<S>(M, N, A, lda, B, ldb), stream, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
+                D, ldd);
+}
+
+/// The shape of step 6: 128 x 256 x 64 block tile, 8 warps of 64 x 64, 3 stages (144 KB).
+using MultistageDefault = TcShape<128, 256, 64, 64, 64, 3>;
+
+inline Plan<TcKernel> multistage_plan(int M, int N, int, const bf16* A, int lda, const bf16* B, int ldb, const bf16*,
+                                      int, const bf16*, int) {
+  return multistage_plan_with<MultistageDefault>(M, N, A, lda, B, ldb);
+}
+
+/// D = alpha * A * B + beta * C: cp.async multistage pipeline (MultistageDefault).
+inline cudaError_t multistage(int M, int N, int K, float alpha, const bf16* A, int lda, const bf16* B, int ldb,
+                              float beta, const bf16* C, int ldc, bf16* D, int ldd, cudaStream_t stream = nullptr) {
+  return multistage_with<MultistageDefault>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, D, ldd, stream);
+}
+
+}  // namespace smem::tc_gemm

@@ -1,0 +1,323 @@
+/// \file tc_gemm_common.cuh
+/// \brief What every tensor-core GEMM step shares: the launcher contract (argument checks on the
+/// host before any CUDA call, the `D = beta * C` kernel for the degenerate cases), the launch
+/// plan, the epilogue, the global-to-shared tile copies and the PTX wrappers of steps 3 to 7
+/// (`ldmatrix`, `mma.sync` and `cp.async`).
+///
+/// Every step computes, row-major, D = alpha * A * B + beta * C with bf16 A (M x K, lda >= K),
+/// B (K x N, ldb >= N), C and D (M x N, ldc >= N, ldd >= N), fp32 accumulation and fp32 alpha
+/// and beta, through a launcher
+/// \code
+/// cudaError_t <step>(int M, int N, int K, float alpha, const bf16* A, int lda, const bf16* B, int ldb,
+///                    float beta, const bf16* C, int ldc, bf16* D, int ldd, cudaStream_t stream = nullptr);
+/// \endcode
+/// that checks its arguments before any CUDA call (check_args()), returns
+/// `cudaErrorInvalidValue` with D untouched for bad ones, never allocates or synchronizes, and
+/// returns `cudaGetLastError()` after the launch. Any M, N, K run. D may be C itself (same
+/// leading dimension); C is not read when beta == 0 (it may then be null). The 16-byte paths need
+/// 16-byte aligned rows (pointers 16-byte aligned, leading dimensions multiples of 8); other
+/// operands take the element-wise path of the same kernel.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace smem::tc_gemm {
+
+using bf16 = __nv_bfloat16;
+
+/// What a launcher does with its arguments.
+enum class Args {
+  launch,      ///< run the step's kernel
+  empty,       ///< M == 0 or N == 0: nothing to do, return cudaSuccess
+  scale_only,  ///< K == 0 or alpha == 0: D = beta * C (launch scale_kernel)
+  invalid      ///< return cudaErrorInvalidValue, touch nothing
+};
+
+/// First and one-past-last byte of a rows x cols row-major bf16 matrix with leading dimension ld.
+struct Span {
+  std::uintptr_t lo, hi;
+};
+inline Span span_of(const bf16* p, int rows, int cols, int ld) {
+  const auto lo = reinterpret_cast<std::uintptr_t>(p);
+  return {lo, lo + (std::size_t(rows - 1) * ld + cols) * sizeof(bf16)};
+}
+inline bool overlap(Span a, Span b) { return a.lo < b.hi && b.lo < a.hi; }
+inline bool aligned(const void* p, std::size_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; }
+
+//! [contract]
+/// Checks the arguments of D = alpha * A * B + beta * C: negative sizes, leading dimensions below
+/// the widths, null pointers where a matrix is read or written, pointers not aligned to a bf16,
+/// and D overlapping A or B, or overlapping C other than being C itself, are invalid.
+inline Args check_args(int M, int N, int K, float alpha, const bf16* A, int lda, const bf16* B, int ldb, float beta,
+                       const bf16* C, int ldc, const bf16* D, int ldd) {
+  if (M < 0 || N < 0 || K < 0) return Args::invalid;
+  const int n1 = N > 1 ? N : 1;
+  if (lda < (K > 1 ? K : 1) || ldb < n1 || ldc < n1 || ldd < n1) return Args::invalid;
+  if (M == 0 || N == 0) return Args::empty;
+  const bool reads_c = beta != 0.0f;
+  if (D == nullptr || (reads_c && C == nullptr)) return Args::invalid;
+  if (!aligned(D, 2) || (reads_c && !aligned(C, 2))) return Args::invalid;
+  const Span d = span_of(D, M, N, ldd);
+  if (reads_c && overlap(d, span_of(C, M, N, ldc)) && !(C == D && ldc == ldd)) return Args::invalid;
+  if (K == 0 || alpha == 0.0f) return Args::scale_only;
+  if (A == nullptr || B == nullptr || !aligned(A, 2) || !aligned(B, 2)) return Args::invalid;
+  if (overlap(d, span_of(A, M, K, lda)) || overlap(d, span_of(B, K, N, ldb))) return Args::invalid;
+  return Args::launch;
+}
+//! [contract]
+
+/// D = beta * C for an M x N matrix; beta == 0 writes zeros without reading C (a NaN in C does
+/// not survive, as in BLAS).
+template <class T>
+__global__ void scale_kernel(int M, int N, float beta, const T* C, int ldc, T* D, int ldd) {
+  const std::size_t total = std::size_t(M) * N;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const std::size_t r = i / N, c = i % N;
+    D[r * ldd + c] = beta == 0.0f ? T(0.0f) : T(beta * float(C[r * ldc + c]));
+  }
+}
+
+/// What a launcher returns for a non-launch Args: success for empty, the scale for scale_only,
+/// cudaErrorInvalidValue for invalid.
+inline cudaError_t finish_without_launch(Args a, int M, int N, float beta, const bf16* C, int ldc, bf16* D, int ldd,
+                                         cudaStream_t stream) {
+  if (a == Args::invalid) return cudaErrorInvalidValue;
+  if (a == Args::empty) return cudaSuccess;
+  const std::size_t total = std::size_t(M) * N;
+  const unsigned blocks = unsigned(total < 4096u * 256u ? (total + 255) / 256 : 4096u);
+  scale_kernel<bf16><<<blocks, 256, 0, stream>>>(M, N, beta, C, ldc, D, ldd);
+  return cudaGetLastError();
+}
+
+/// Number of `tile`-sized tiles covering `n`.
+constexpr long long tiles(int n, int tile) { return (n + tile - 1LL) / tile; }
+
+//! [plan]
+/// What a launcher launches: the kernel, its grid and block, and its dynamic shared memory.
+/// The benchmark reads the same plan, so what it reports is what ran. A null kernel: the step
+/// cannot run this problem (the launcher returns cudaErrorInvalidValue).
+template <class Kernel>
+struct Plan {
+  Kernel kernel;
+  dim3 grid, block;
+  unsigned smem;
+  Plan<const void*> erased() const { return {reinterpret_cast<const void*>(kernel), grid, block, smem}; }
+};
+
+/// A plan over a 1D grid of `blocks` blocks (the tiles of D), null beyond 2^31 - 1 blocks.
+template <class Kernel>
+Plan<Kernel> grid_plan(Kernel kernel, long long blocks, dim3 block, unsigned smem = 0) {
+  return {blocks <= 0x7fffffffLL ? kernel : nullptr, dim3(unsigned(blocks)), block, smem};
+}
+
+/// Launches a plan with the kernel's arguments: cudaErrorInvalidValue for a null kernel; above
+/// 48 KB of dynamic shared memory the kernel opts in first (per device, cheap to repeat).
+template <class Kernel, class... A>
+cudaError_t launch(const Plan<Kernel>& p, cudaStream_t stream, A... args) {
+  if (p.kernel == nullptr) return cudaErrorInvalidValue;
+  if (p.smem > 48u * 1024u)
+    if (cudaError_t e = cudaFuncSetAttribute(p.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(p.smem));
+        e != cudaSuccess)
+      return e;
+  p.kernel<<<p.grid, p.block, p.smem, stream>>>(args...);
+  return cudaGetLastError();
+}
+//! [plan]
+
+/// The kernel of every step: (M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, D, ldd).
+using TcKernel = void (*)(int, int, int, float, const bf16*, int, const bf16*, int, float, const bf16*, int, bf16*,
+                          int);
+
+/// True when the 16-byte paths may be used for A and B: rows of 16-byte aligned chunks.
+inline bool rows16(const bf16* A, int lda, const bf16* B, int ldb) {
+  return aligned(A, 16) && aligned(B, 16) && lda % 8 == 0 && ldb % 8 == 0;
+}
+
+/// The tile of D that block blockIdx.x owns in a 1D grid laid row by row over the tiles of D.
+struct TileCoord {
+  int m, n;
+};
+__device__ __forceinline__ TileCoord row_major_tile(int tiles_n) {
+  return {int(blockIdx.x / unsigned(tiles_n)), int(blockIdx.x % unsigned(tiles_n))};
+}
+
+//! [epilogue]
+/// D[r][c] = alpha * acc + beta * C[r][c] in fp32, rounded to bf16 once; C is not read when
+/// beta == 0. Out-of-range elements are skipped.
+__device__ __forceinline__ void store_d(int r, int c, float acc, int M, int N, float alpha, float beta, const bf16* C,
+                                        int ldc, bf16* D, int ldd) {
+  if (r >= M || c >= N) return;
+  float v = alpha * acc;
+  if (beta != 0.0f) v += beta * __bfloat162float(C[std::size_t(r) * ldc + c]);
+  D[std::size_t(r) * ldd + c] = __float2bfloat16_rn(v);
+}
+//! [epilogue]
+
+// ---- Steps 2 to 7: tiles of A and B in shared memory. ----
+
+//! [tile layouts]
+/// A shared tile of COLS bf16 per row, each row padded by PAD elements: element (r, c) at
+/// r (COLS + PAD) + c. With PAD = 0 the rows of a 64-column tile are 128 bytes, so the 8 rows an
+/// `ldmatrix` reads sit in the same 4 banks: an 8-way conflict; PAD = 8 (16 bytes) shifts each row
+/// by 4 banks and removes it.
+template <int COLS, int PAD>
+struct RowMajorTile {
+  static constexpr int kLd = COLS + PAD;
+  __host__ __device__ static constexpr int offset(int r, int c) { return r * kLd + c; }
+};
+
+/// A shared tile of COLS bf16 per row with its 16-byte chunks XOR-swizzled: chunk c / 8 of row r
+/// goes to chunk (c / 8) ^ (r % 8). The 8 rows of an `ldmatrix` matrix then land in 8 different
+/// 16-byte bank groups without padding, which is the layout of the hardware's 128-byte swizzle.
+template <int COLS>
+struct SwizzledTile {
+  static_assert(COLS % 64 == 0, "rows of whole 128-byte lines");
+  static constexpr int kLd = COLS;
+  __host__ __device__ static constexpr int offset(int r, int c) { return r * COLS + ((c / 8) ^ (r % 8)) * 8 + c % 8; }
+};
+//! [tile layouts]
+
+/// The 16-byte chunk (8 bf16) that copy `i` of thread `tid` moves when `threads` threads copy a
+/// tile of `cols` columns: consecutive threads take consecutive chunks of a row (coalesced).
+__host__ __device__ constexpr int chunk_row(int tid, int i, int threads, int cols) {
+  return (tid + i * threads) / (cols / 8);
+}
+__host__ __device__ constexpr int chunk_col(int tid, int i, int threads, int cols) {
+  return (tid + i * threads) % (cols / 8) * 8;
+}
+
+/// Copies the ROWS x COLS tile of a row-major bf16 matrix (rows_total x cols_total, ld) whose
+/// corner is (r0, c0) into shared memory at `s`, element (r, c) at Layout::offset(r, c), with
+/// zeros outside the matrix. Synchronous (through registers): 16-byte loads and stores when
+/// kRows16 (16-byte aligned rows), 2-byte ones otherwise.
+template <int ROWS, int COLS, int kThreads, class Layout, bool kRows16>
+__device__ __forceinline__ void load_tile(bf16* s, const bf16* g, int ld, int r0, int c0, int rows_total,
+                                          int cols_total) {
+  static_assert(ROWS * COLS % (8 * kThreads) == 0, "every thread copies the same number of chunks");
+#pragma unroll
+  for (int i = 0; i < ROWS * COLS / (8 * kThreads); ++i) {
+    const int r = chunk_row(threadIdx.x, i, kThreads, COLS), c = chunk_col(threadIdx.x, i, kThreads, COLS);
+    const int gr = r0 + r, gc = c0 + c;
+    const bf16* src = g + std::size_t(gr < rows_total ? gr : 0) * ld + gc;
+    if (kRows16 && gr < rows_total && gc + 8 <= cols_total) {
+      *reinterpret_cast<uint4*>(s + Layout::offset(r, c)) = *reinterpret_cast<const uint4*>(src);
+    } else {
+      alignas(16) bf16 v[8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) v[j] = gr < rows_total && gc + j < cols_total ? src[j] : bf16(0.0f);
+      *reinterpret_cast<uint4*>(s + Layout::offset(r, c)) = *reinterpret_cast<const uint4*>(v);
+    }
+  }
+}
+
+/// The same copy with `cp.async` (16-byte aligned rows only): no registers, completion by commit
+/// groups; what lies past the matrix is zero-filled by the copy's source size.
+template <int ROWS, int COLS, int kThreads, class Layout>
+__device__ __forceinline__ void copy_tile_async(bf16* s, const bf16* g, int ld, int r0, int c0, int rows_total,
+                                                int cols_total);
+
+// ---- Steps 3 to 7: PTX wrappers (sm_80 and later). ----
+
+//! [ptx]
+/// ldmatrix.x4: four 8 x 8 bf16 matrices; lane l gives the address of row l % 8 of matrix l / 8
+/// (16 bytes each) and receives one 32-bit register of each matrix.
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const bf16* row) {
+  const unsigned a = unsigned(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+/// The same, each matrix transposed (a row-major K x N tile read as the column-major B operand).
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const bf16* row) {
+  const unsigned a = unsigned(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+/// d += a * b on a 16 x 8 x 16 tile: bf16 A (row) and B (col) fragments, fp32 accumulators.
+__device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+/// 16-byte copy global -> shared; bytes past src_bytes (0 to 16) are zero-filled.
+__device__ __forceinline__ void cp_async_16(bf16* dst, const bf16* src, int src_bytes) {
+  const unsigned s = unsigned(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+}
+//! [ptx]
+
+template <int ROWS, int COLS, int kThreads, class Layout>
+__device__ __forceinline__ void copy_tile_async(bf16* s, const bf16* g, int ld, int r0, int c0, int rows_total,
+                                                int cols_total) {
+  static_assert(ROWS * COLS % (8 * kThreads) == 0, "every thread copies the same number of chunks");
+#pragma unroll
+  for (int i = 0; i < ROWS * COLS / (8 * kThreads); ++i) {
+    const int r = chunk_row(threadIdx.x, i, kThreads, COLS), c = chunk_col(threadIdx.x, i, kThreads, COLS);
+    const int gr = r0 + r, gc = c0 + c;
+    const int left = cols_total - gc;  // elements of this row from gc on
+    const int bytes = gr < rows_total && left > 0 ? (left >= 8 ? 16 : 2 * left) : 0;
+    cp_async_16(s + Layout::offset(r, c), bytes ? g + std::size_t(gr) * ld + gc : g, bytes);
+  }
+}
+
+// ---- Steps 3 to 7: the warp's fragments and its mma tile. ----
+
+//! [warp mma]
+/// The A fragments (m16 x k16 each) of the warp's MI row blocks at rows wm0 + 16 i, column kk.
+template <int MI, class LA>
+__device__ __forceinline__ void load_a_frags(unsigned (&a)[MI][4], const bf16* As, int wm0, int kk, int lane) {
+#pragma unroll
+  for (int i = 0; i < MI; ++i) ldmatrix_x4(a[i], As + LA::offset(wm0 + 16 * i + lane % 16, kk + lane / 16 * 8));
+}
+/// The B fragments (k16 x n8 each) of the warp's NJ column blocks at columns wn0 + 8 j, row kk:
+/// one transposed ldmatrix.x4 covers two column blocks.
+template <int NJ, class LB>
+__device__ __forceinline__ void load_b_frags(unsigned (&b)[NJ][2], const bf16* Bs, int wn0, int kk, int lane) {
+  static_assert(NJ % 2 == 0, "column blocks in pairs");
+#pragma unroll
+  for (int j = 0; j < NJ; j += 2) {
+    unsigned r[4];
+    ldmatrix_x4_trans(r, Bs + LB::offset(kk + lane % 8 + (lane / 8 % 2) * 8, wn0 + 8 * j + lane / 16 * 8));
+    b[j][0] = r[0], b[j][1] = r[1], b[j + 1][0] = r[2], b[j + 1][1] = r[3];
+  }
+}
+/// acc[i][j] += a[i] b[j] for the warp's MI x NJ tiles of 16 x 8.
+template <int MI, int NJ>
+__device__ __forceinline__ void warp_mma(float (&acc)[MI][NJ][4], const unsigned (&a)[MI][4],
+                                         const unsigned (&b)[NJ][2]) {
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NJ; ++j) mma_16816(acc[i][j], a[i], b[j][0], b[j][1]);
+}
+/// The epilogue of the warp's accumulators: lane l holds rows l / 4 and l / 4 + 8 and columns
+/// 2 (l % 4) and 2 (l % 4) + 1 of each 16 x 8 tile.
+template <int MI, int NJ>
+__device__ __forceinline__ void store_acc(const float (&acc)[MI][NJ][4], int row0, int col0, int lane, int M, int N,
+                                          float alpha, float beta, const bf16* C, int ldc, bf16* D, int ldd) {
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NJ; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = row0 + 16 * i + lane / 4 + 8 * h, c = col0 + 8 * j + lane % 4 * 2;
+        store_d(r, c, acc[i][j][2 * h], M, N, alpha, beta, C, ldc, D, ldd);
+        store_d(r, c + 1, acc[i][j][2 * h + 1], M, N, alpha, beta, C, ldc, D, ldd);
+      }
+}
+//! [warp mma]
+
+}  // namespace smem::tc_gemm
