@@ -8,6 +8,7 @@
 
 #include <gemm/gemm.cuh>
 #include <reduction/reduction.cuh>
+#include <tc_gemm/tc_gemm.cuh>
 #include <transpose/transpose.cuh>
 
 #include <algorithm>
@@ -129,6 +130,12 @@ TEST_SUITE("host") {
   TEST_CASE("copy: gemm") {
     check_family("gemm", smem::gemm::kSteps, [](std::string n) {
       return "smem::gemm::" + n + "(-1, 4, 4, 1.0f, nullptr, 4, nullptr, 4, 0.0f, nullptr, 4)";
+    });
+  }
+
+  TEST_CASE("copy: tc_gemm") {
+    check_family("tc_gemm", smem::tc_gemm::kSteps, [](std::string n) {
+      return "smem::tc_gemm::" + n + "(-1, 4, 4, 1.0f, nullptr, 4, nullptr, 4, 0.0f, nullptr, 4, nullptr, 4)";
     });
   }
 

@@ -1,0 +1,101 @@
+// Tensor-core GEMM benchmarks: every variant and the cuBLAS bf16 baseline in one process.
+// Names: tc_gemm/<variant>/<M>x<N>x<K>. TFLOP/s counts 2 M N K flops. D = A B (beta = 0, D in
+// place of C), bf16 in and out, fp32 accumulation; the baseline is cublasGemmEx with CUDA_R_16BF
+// matrices and CUBLAS_COMPUTE_32F. Each step's counters record its kernel's attributes, read
+// from the plan its launcher uses at that shape.
+#include <benchmark/benchmark.h>
+#include <cublas_v2.h>
+
+#include <tc_gemm/tc_gemm.cuh>
+
+#include <string>
+
+#include "bench_util.hpp"
+#include "cublas_handle.hpp"
+#include "device_buffer.hpp"
+#include "random.hpp"
+
+namespace tc = smem::tc_gemm;
+using smem::test::DeviceBuffer;
+using bf16 = tc::bf16;
+
+namespace {
+
+struct Shape {
+  int M, N, K;
+};
+constexpr Shape kShapes[] = {{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096},
+                             {8192, 8192, 8192}, {4096, 4096, 1024}, {4000, 3001, 1000}};
+
+// Row-major D = A B is, column-major, D^T = B^T A^T.
+cudaError_t cublas_bf16(const Shape& s, const bf16* A, const bf16* B, bf16* D) {
+  const float one = 1.0f, zero = 0.0f;
+  const cublasStatus_t st =
+      cublasGemmEx(smem::test::cublas_handle(), CUBLAS_OP_N, CUBLAS_OP_N, s.N, s.M, s.K, &one, B, CUDA_R_16BF, s.N, A,
+                   CUDA_R_16BF, s.K, &zero, D, CUDA_R_16BF, s.N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  return st == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
+}
+
+// Fewer iterations for the big shapes and for the slow first steps.
+int iterations(Shape s, bool slow) {
+  const double flops = 2.0 * s.M * s.N * s.K;
+  if (slow) return flops > 1e11 ? 3 : 10;
+  return flops > 1e12 ? 20 : 50;
+}
+
+// Random bf16 inputs of the shape being benchmarked, made once per shape.
+struct Inputs {
+  Shape s{0, 0, 0};
+  DeviceBuffer<bf16> A, B, D;
+};
+Inputs& inputs(Shape s) {
+  static Inputs in;
+  if (in.s.M != s.M || in.s.N != s.N || in.s.K != s.K) {
+    in = Inputs{};
+    auto g = smem::test::rng(std::uint64_t(s.M) * 31 + s.K);
+    auto fill = [&](std::size_t n) {
+      const auto f = smem::test::random_vector<float>(n, g);
+      std::vector<bf16> v(n);
+      for (std::size_t i = 0; i < n; ++i) v[i] = __float2bfloat16_rn(f[i]);
+      return DeviceBuffer<bf16>(v);
+    };
+    in.A = fill(std::size_t(s.M) * s.K);
+    in.B = fill(std::size_t(s.K) * s.N);
+    in.D = DeviceBuffer<bf16>(std::size_t(s.M) * s.N);
+    in.s = s;
+  }
+  return in;
+}
+
+template <class Launch>
+void register_one(const std::string& variant, Shape s, Launch launch, const tc::Variant* step = nullptr) {
+  const std::string name = "tc_gemm/" + variant + "/" + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" +
+                           std::to_string(s.K);
+  const bool slow = step && (*step == tc::Variant::wmma_global || *step == tc::Variant::wmma_smem);
+  benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+    Inputs& in = inputs(s);
+    const bf16 *A = in.A.get(), *B = in.B.get();
+    bf16* D = in.D.get();
+    const double secs = smem::bench::time_kernel(state, [&] { return launch(A, B, D); }, true);
+    smem::bench::set_rate(state, "TFLOP/s", 2.0 * s.M * s.N * s.K, secs, 1e-12);
+    if (step) smem::bench::set_kernel_counters(state, tc::plan(*step, s.M, s.N, s.K, A, s.K, B, s.N, D, s.N, D, s.N));
+  })->UseManualTime()->Iterations(iterations(s, slow))->Unit(benchmark::kMillisecond);
+}
+
+const bool registered = [] {
+  smem::bench::add_steps_context(
+      "tc_gemm", "cublas",
+      smem::bench::step_infos(
+          {{"cublas", -1, "", "cublasGemmEx, bf16 matrices (CUDA_R_16BF), fp32 compute (CUBLAS_COMPUTE_32F)."}},
+          tc::kSteps));
+  for (auto s : kShapes) {
+    register_one("cublas", s, [=](const bf16* A, const bf16* B, bf16* D) { return cublas_bf16(s, A, B, D); });
+    for (const auto& v : tc::kAllVariants)
+      register_one(tc::name(v), s, [=](const bf16* A, const bf16* B, bf16* D) {
+        return tc::run(v, s.M, s.N, s.K, 1.0f, A, s.K, B, s.N, 0.0f, D, s.N, D, s.N);
+      }, &v);
+  }
+  return true;
+}();
+
+}  // namespace

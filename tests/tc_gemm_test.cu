@@ -1,0 +1,260 @@
+// Tensor-core GEMM (bf16 in and out, fp32 accumulation): every variant against a float64
+// reference on the bf16 inputs, element by element within a bound derived from K and the bf16
+// rounding of D, on odd shapes, wide and odd leading dimensions, misaligned operands (the
+// element-wise paths), in place (D == C), with NaN-poisoned outputs; the large shapes against
+// cuBLAS. Host suite: the bank model on the kernels' own layouts and copy maps.
+#include <doctest/doctest.h>
+#include <cublas_v2.h>
+
+#include <tc_gemm/tc_gemm.cuh>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "bank_model.hpp"
+#include "compare.hpp"
+#include "cublas_handle.hpp"
+#include "cuda_check.hpp"
+#include "device_buffer.hpp"
+#include "gpu.hpp"
+#include "random.hpp"
+
+namespace tc = smem::tc_gemm;
+using smem::test::DeviceBuffer;
+using bf16 = tc::bf16;
+
+namespace {
+
+std::vector<bf16> random_bf16(std::size_t n, std::mt19937_64& g) {
+  const auto f = smem::test::random_vector<float>(n, g);
+  std::vector<bf16> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = __float2bfloat16_rn(f[i]);
+  return v;
+}
+
+/// R = alpha A B + beta C and S = |alpha| |A| |B| + |beta C| in float64 on the GPU, dense (ld N).
+__global__ void reference_kernel(int M, int N, int K, float alpha, const bf16* A, int lda, const bf16* B, int ldb,
+                                 float beta, const bf16* C, int ldc, double* R, double* S) {
+  const int row = blockIdx.y * 16 + threadIdx.y, col = blockIdx.x * 16 + threadIdx.x;
+  if (row >= M || col >= N) return;
+  double acc = 0, mag = 0;
+  for (int k = 0; k < K; ++k) {
+    const double p = double(__bfloat162float(A[std::size_t(row) * lda + k])) *
+                     double(__bfloat162float(B[std::size_t(k) * ldb + col]));
+    acc += p;
+    mag += fabs(p);
+  }
+  const double c = beta != 0.0f ? double(beta) * double(__bfloat162float(C[std::size_t(row) * ldc + col])) : 0.0;
+  R[std::size_t(row) * N + col] = double(alpha) * acc + c;
+  S[std::size_t(row) * N + col] = fabs(double(alpha)) * mag + fabs(c);
+}
+
+struct Case {
+  int M, N, K, lda, ldb, ldc, ldd;
+  float alpha, beta;
+  int offset = 0;       // elements added to every pointer (1: only 2-byte aligned operands)
+  bool in_place = false;  // D == C
+};
+
+// Runs variant v on fresh random bf16 data with a NaN-poisoned D and checks every element of D:
+// |D - R| <= 2^-8 |R| + (K + 4) 2^-22 S (bf16 rounding of the result, fp32 accumulation).
+void check_case(tc::Variant v, const Case& c) {
+  CAPTURE(tc::name(v));
+  CAPTURE(c.M);
+  CAPTURE(c.N);
+  CAPTURE(c.K);
+  CAPTURE(c.lda);
+  CAPTURE(c.ldb);
+  CAPTURE(c.ldd);
+  CAPTURE(c.offset);
+  CAPTURE(c.in_place);
+  CAPTURE(c.beta);
+  auto g = smem::test::rng(std::uint64_t(c.M) * 7919 + c.N * 31 + c.K + c.offset);
+  const std::size_t na = std::size_t(c.M) * c.lda + c.offset, nb = std::size_t(c.K) * c.ldb + c.offset;
+  const std::size_t nc = std::size_t(c.M) * c.ldc + c.offset, nd = std::size_t(c.M) * c.ldd + c.offset;
+  DeviceBuffer<bf16> A(random_bf16(na, g)), B(random_bf16(nb, g)), C(random_bf16(nc, g)), D(nd);
+  DeviceBuffer<double> R(std::size_t(c.M) * c.N), S(std::size_t(c.M) * c.N);
+  const bf16 *a = A.get() + c.offset, *b = B.get() + c.offset, *cc = C.get() + c.offset;
+  reference_kernel<<<dim3((c.N + 15) / 16, (c.M + 15) / 16), dim3(16, 16)>>>(c.M, c.N, c.K, c.alpha, a, c.lda, b,
+                                                                             c.ldb, c.beta, cc, c.ldc, R.get(),
+                                                                             S.get());
+  SMEM_CUDA_CHECK(cudaGetLastError());
+  bf16* d = D.get() + c.offset;
+  if (c.in_place) {
+    d = C.get() + c.offset;
+  } else {
+    D.poison();
+  }
+  const int ldd = c.in_place ? c.ldc : c.ldd;
+  REQUIRE(tc::run(v, c.M, c.N, c.K, c.alpha, a, c.lda, b, c.ldb, c.beta, cc, c.ldc, d, ldd) == cudaSuccess);
+  SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto got = (c.in_place ? C : D).download();
+  const auto r = R.download(), s = S.download();
+  long long bad = 0, first = -1;
+  for (int i = 0; i < c.M; ++i)
+    for (int j = 0; j < c.N; ++j) {
+      const double x = double(__bfloat162float(got[c.offset + std::size_t(i) * ldd + j]));
+      const double ref = r[std::size_t(i) * c.N + j], mag = s[std::size_t(i) * c.N + j];
+      const double tol = std::ldexp(std::fabs(ref), -8) + (c.K + 4) * std::ldexp(mag, -22) + 1e-30;
+      if (!(std::fabs(x - ref) <= tol)) {
+        if (first < 0) first = (long long)i * c.N + j;
+        ++bad;
+      }
+    }
+  CAPTURE(first);
+  CHECK(bad == 0);
+}
+
+// The shapes every variant must get right: 1 x 1, thin, prime, not a multiple of any tile, wide
+// leading dimensions, odd leading dimensions (element-wise paths), misaligned pointers.
+std::vector<Case> cases() {
+  std::vector<Case> v = {
+      {1, 1, 1, 1, 1, 1, 1, 1.0f, 0.0f},
+      {1, 37, 5, 5, 37, 37, 37, 1.0f, 0.0f},
+      {37, 1, 129, 129, 1, 1, 1, 0.5f, 2.0f},
+      {31, 97, 63, 63, 97, 97, 97, 1.0f, -1.0f},
+      {128, 128, 64, 64, 128, 128, 128, 1.0f, 0.0f},
+      {129, 127, 131, 136, 128, 130, 129, 1.25f, -0.75f},
+      {200, 264, 72, 80, 264, 264, 272, 1.0f, 0.5f},
+      {131, 259, 200, 203, 261, 259, 263, 1.0f, 1.0f},  // odd leading dimensions: element-wise paths
+      {96, 136, 88, 88, 136, 136, 136, 1.0f, 1.0f, 1},   // 2-byte aligned pointers
+      {70, 90, 50, 56, 96, 96, 96, -1.0f, 1.0f, 0, true},  // D == C
+  };
+  if (!smem::test::small_shapes_only()) {
+    v.push_back({1000, 999, 1001, 1001, 999, 999, 1000, 1.0f, 0.25f});
+    v.push_back({520, 776, 1032, 1032, 776, 776, 776, 1.0f, 0.0f});
+  }
+  return v;
+}
+
+// D = A B against cuBLAS (cublasGemmEx, bf16 in and out, fp32 compute) on a large shape:
+// relative Frobenius difference within a bf16 rounding of the result.
+void check_against_cublas(tc::Variant v, int M, int N, int K) {
+  CAPTURE(tc::name(v));
+  auto g = smem::test::rng(std::uint64_t(M) + K);
+  DeviceBuffer<bf16> A(random_bf16(std::size_t(M) * K, g)), B(random_bf16(std::size_t(K) * N, g));
+  DeviceBuffer<bf16> D(std::size_t(M) * N), E(std::size_t(M) * N);
+  const float one = 1.0f, zero = 0.0f;
+  REQUIRE(cublasGemmEx(smem::test::cublas_handle(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B.get(), CUDA_R_16BF, N,
+                       A.get(), CUDA_R_16BF, K, &zero, E.get(), CUDA_R_16BF, N, CUBLAS_COMPUTE_32F,
+                       CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
+  D.poison();
+  REQUIRE(tc::run(v, M, N, K, 1.0f, A.get(), K, B.get(), N, 0.0f, nullptr, N, D.get(), N) == cudaSuccess);
+  SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto d = D.download(), e = E.download();
+  std::vector<float> df(d.size()), ef(e.size());
+  for (std::size_t i = 0; i < d.size(); ++i) df[i] = __bfloat162float(d[i]), ef[i] = __bfloat162float(e[i]);
+  CHECK(smem::test::relative_error(df, ef) < 8e-3);
+}
+
+}  // namespace
+
+TEST_SUITE("gpu") {
+  TEST_CASE("tc_gemm: every variant, every case, element by element against float64") {
+    for (const auto& c : cases())
+      for (auto v : tc::kAllVariants) check_case(v, c);
+  }
+
+  TEST_CASE("tc_gemm: K == 0 and alpha == 0 give D = beta C; beta == 0 never reads C") {
+    const int M = 67, N = 45;
+    auto g = smem::test::rng(5);
+    for (auto v : tc::kAllVariants) {
+      CAPTURE(tc::name(v));
+      DeviceBuffer<bf16> A(random_bf16(M * 16, g)), B(random_bf16(16 * N, g)), C(random_bf16(M * N, g)), D(M * N);
+      const auto c = C.download();
+      D.poison();
+      REQUIRE(tc::run(v, M, N, 0, 1.0f, A.get(), 16, B.get(), N, 2.0f, C.get(), N, D.get(), N) == cudaSuccess);
+      auto d = D.download();
+      for (int i = 0; i < M * N; ++i) REQUIRE(__bfloat162float(d[i]) == 2.0f * __bfloat162float(c[i]));
+      D.poison();
+      REQUIRE(tc::run(v, M, N, 16, 0.0f, A.get(), 16, B.get(), N, 0.0f, C.get(), N, D.get(), N) == cudaSuccess);
+      d = D.download();
+      for (int i = 0; i < M * N; ++i) REQUIRE(__bfloat162float(d[i]) == 0.0f);
+      C.poison();  // NaN in C: with beta == 0 it must not reach D
+      REQUIRE(tc::run(v, M, N, 16, 1.0f, A.get(), 16, B.get(), N, 0.0f, C.get(), N, D.get(), N) == cudaSuccess);
+      d = D.download();
+      for (int i = 0; i < M * N; ++i) REQUIRE(std::isfinite(__bfloat162float(d[i])));
+    }
+  }
+
+  TEST_CASE("tc_gemm: the fast variants agree with cuBLAS on large shapes") {
+    if (smem::test::small_shapes_only()) return;
+    for (auto v : {tc::Variant::swizzled, tc::Variant::multistage, tc::Variant::tuned_heuristic, tc::Variant::tuned})
+      for (auto [M, N, K] : {std::array<int, 3>{2048, 2048, 2048}, {4000, 3001, 1000}}) check_against_cublas(v, M, N, K);
+  }
+}
+
+TEST_SUITE("host") {
+  using smem::bank::copy_cost_of;
+  using smem::bank::cost_of;
+
+  // ldmatrix.x4: lane l gives the 16-byte row l % 8 of matrix l / 8; each matrix is one phase of
+  // 8 lanes, as in a 16-byte load. The A fragment at (row 16 i, column kk) of a warp's tile.
+  template <class L>
+  smem::bank::Cost a_ldmatrix(int i, int kk) {
+    return cost_of([&](int l) { return L::offset(16 * i + l % 16, kk + l / 16 * 8) * 2; }, 16);
+  }
+  template <class L>
+  smem::bank::Cost b_ldmatrix(int j, int kk) {
+    return cost_of([&](int l) { return L::offset(kk + l % 8 + (l / 8 % 2) * 8, 16 * j + l / 16 * 8) * 2; }, 16);
+  }
+
+  TEST_CASE("tc_gemm bank model: ldmatrix 8-way on row-major tiles, conflict-free padded and swizzled") {
+    for (int kk = 0; kk < tc::kTileK; kk += 16)
+      for (int i = 0; i < 4; ++i) {
+        CAPTURE(kk);
+        CAPTURE(i);
+        CHECK(a_ldmatrix<tc::LdmatrixA>(i, kk).wavefronts == 32);  // 4 phases of 8
+        CHECK(a_ldmatrix<tc::PaddedA>(i, kk).conflict_free());
+        CHECK(a_ldmatrix<tc::SwizzledA>(i, kk).conflict_free());
+        CHECK(b_ldmatrix<tc::LdmatrixB>(i, kk).wavefronts == 32);
+        CHECK(b_ldmatrix<tc::PaddedB>(i, kk).conflict_free());
+        CHECK(b_ldmatrix<tc::SwizzledB>(i, kk).conflict_free());
+      }
+  }
+
+  TEST_CASE("tc_gemm bank model: the 16-byte tile stores and cp.async copies") {
+    // load_tile / copy_tile_async: lane l of warp w copies chunk (chunk_row, chunk_col) of copy i.
+    auto store = [](auto layout, int rows_cols, int w, int i) {
+      using L = decltype(layout);
+      return [=](int l) {
+        const int t = 32 * w + l;
+        return L::offset(tc::chunk_row(t, i, 256, rows_cols), tc::chunk_col(t, i, 256, rows_cols)) * 2;
+      };
+    };
+    for (int w = 0; w < 8; ++w)
+      for (int i = 0; i < 4; ++i) {
+        CHECK(cost_of(store(tc::LdmatrixA{}, tc::kTileK, w, i), 16).conflict_free());
+        CHECK(cost_of(store(tc::PaddedA{}, tc::kTileK, w, i), 16).conflict_free());
+        CHECK(cost_of(store(tc::SwizzledA{}, tc::kTileK, w, i), 16).conflict_free());
+        CHECK(copy_cost_of(store(tc::SwizzledA{}, tc::kTileK, w, i), 16).conflict_free());
+        CHECK(copy_cost_of(store(tc::SwizzledB{}, tc::kTileN, w, i), 16).conflict_free());
+      }
+  }
+
+  TEST_CASE("tc_gemm contract: bad arguments are rejected before any CUDA call") {
+    std::vector<bf16> buf(4 * 64 * 64);
+    bf16 *A = buf.data(), *B = A + 64 * 64, *C = B + 64 * 64, *D = C + 64 * 64;
+    using tc::Args;
+    CHECK(tc::check_args(64, 64, 64, 1.0f, A, 64, B, 64, 1.0f, C, 64, D, 64) == Args::launch);
+    CHECK(tc::check_args(-1, 64, 64, 1.0f, A, 64, B, 64, 1.0f, C, 64, D, 64) == Args::invalid);
+    CHECK(tc::check_args(64, 64, 64, 1.0f, A, 63, B, 64, 1.0f, C, 64, D, 64) == Args::invalid);
+    CHECK(tc::check_args(64, 64, 64, 1.0f, A, 64, B, 64, 1.0f, C, 64, D, 63) == Args::invalid);
+    CHECK(tc::check_args(64, 64, 64, 1.0f, nullptr, 64, B, 64, 1.0f, C, 64, D, 64) == Args::invalid);
+    CHECK(tc::check_args(64, 64, 64, 1.0f, A, 64, B, 64, 1.0f, nullptr, 64, D, 64) == Args::invalid);
+    CHECK(tc::check_args(64, 64, 64, 1.0f, A, 64, B, 64, 0.0f, nullptr, 64, D, 64) == Args::launch);
+    CHECK(tc::check_args(64, 64, 64, 1.0f, A, 64, B, 64, 1.0f, C, 64, C, 64) == Args::launch);      // in place
+    CHECK(tc::check_args(64, 64, 64, 1.0f, A, 64, B, 64, 1.0f, C, 64, C + 1, 64) == Args::invalid);  // overlap
+    CHECK(tc::check_args(64, 64, 64, 1.0f, A, 64, B, 64, 1.0f, C, 64, A + 5, 64) == Args::invalid);
+    CHECK(tc::check_args(0, 64, 64, 1.0f, nullptr, 64, nullptr, 64, 1.0f, nullptr, 64, nullptr, 64) == Args::empty);
+    CHECK(tc::check_args(64, 64, 0, 1.0f, nullptr, 64, nullptr, 64, 1.0f, C, 64, D, 64) == Args::scale_only);
+    const auto odd = reinterpret_cast<bf16*>(reinterpret_cast<char*>(D) + 1);
+    CHECK(tc::check_args(64, 64, 64, 1.0f, A, 64, B, 64, 1.0f, C, 64, odd, 64) == Args::invalid);
+    for (auto v : tc::kAllVariants) {
+      CAPTURE(tc::name(v));
+      CHECK(tc::run(v, 64, 64, 64, 1.0f, A, 64, B, 64, 1.0f, C, 64, A, 64) == cudaErrorInvalidValue);
+      CHECK(tc::run(v, 64, -64, 64, 1.0f, A, 64, B, 64, 1.0f, C, 64, D, 64) == cudaErrorInvalidValue);
+    }
+  }
+}
