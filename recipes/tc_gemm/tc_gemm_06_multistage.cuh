@@ -4,11 +4,12 @@
 ///
 /// Change from step 5: the tiles are no longer copied through registers between two barriers.
 /// `cp.async` moves 16-byte chunks from global memory straight into shared memory and completes
-/// in commit groups, so the block keeps Stages - 1 K-windows in flight while it computes one: at
-/// the top of each window it waits for the oldest group (`cp.async.wait_group Stages - 2`), passes
-/// one barrier (which also tells it that every warp finished the window before, whose stage it
-/// now refills), issues the copy of the window Stages - 1 ahead, and computes. One barrier per
-/// window instead of two, and the load latency hidden behind Stages - 1 windows of mma.sync.
+/// in commit groups, so the block keeps Stages - 1 K-windows in flight while it computes one.
+/// Before the last step of a window it waits for the next window's group
+/// (`cp.async.wait_group Stages - 2`) and passes one barrier, which also tells it that every warp
+/// finished the window before, whose stage it refills at the start of the next. One barrier per
+/// window instead of two, the load latency hidden behind Stages - 1 windows of mma.sync, and the
+/// fragments of the next step of 16 loaded while the current one multiplies.
 /// The block, warp and stage shape is a template parameter (TcShape): more warps per block and
 /// larger warp tiles mean more mma.sync per ldmatrix; the dynamic shared memory (Stages x 48 KB
 /// for 128 x 256 x 64) goes past the 48 KB static limit, so the launch opts in.
@@ -78,20 +79,37 @@ __global__ void __launch_bounds__(S::kThreads, 1) multistage_kernel(int M, int N
     if (s < tiles_k) load_stage(s, s);
     cp_async_commit();
   }
+  cp_async_wait<S::kStages - 2>();  // window 0 has landed, for this thread
+  __syncthreads();                  // and for every thread
+
+  // The fragments of step kk + 16 are loaded while the mma.sync of step kk run (two register
+  // buffers), across the window boundary too, so the barrier does not drain the pipeline.
+  constexpr int kSteps = BK / 16;
   float acc[S::kMI][S::kNJ][4] = {};
+  unsigned a[2][S::kMI][4], b[2][S::kNJ][2];
+  const bf16* As = smem;
+  const bf16* Bs = As + S::kAElems;
+  load_a_frags<S::kMI, LA>(a[0], As, wm, 0, lane);
+  load_b_frags<S::kNJ, LB>(b[0], Bs, wn, 0, lane);
   for (int kt = 0; kt < tiles_k; ++kt) {
-    cp_async_wait<S::kStages - 2>();  // this thread's copies of window kt have landed
-    __syncthreads();                  // everyone's have; and window kt - 1 is no longer read
-    if (kt + S::kStages - 1 < tiles_k) load_stage((kt + S::kStages - 1) % S::kStages, kt + S::kStages - 1);
-    cp_async_commit();
-    const bf16* As = smem + kt % S::kStages * S::kStageElems;
-    const bf16* Bs = As + S::kAElems;
 #pragma unroll
-    for (int kk = 0; kk < BK; kk += 16) {
-      unsigned a[S::kMI][4], b[S::kNJ][2];
-      load_a_frags<S::kMI, LA>(a, As, wm, kk, lane);
-      load_b_frags<S::kNJ, LB>(b, Bs, wn, kk, lane);
-      warp_mma(acc, a, b);
+    for (int s = 0; s < kSteps; ++s) {
+      if (s == 0) {  // refill the stage window kt - 1 used: every warp is past its last read of it
+        if (kt + S::kStages - 1 < tiles_k) load_stage((kt + S::kStages - 1) % S::kStages, kt + S::kStages - 1);
+        cp_async_commit();
+      }
+      if (s + 1 < kSteps) {
+        load_a_frags<S::kMI, LA>(a[(s + 1) % 2], As, wm, 16 * (s + 1), lane);
+        load_b_frags<S::kNJ, LB>(b[(s + 1) % 2], Bs, wn, 16 * (s + 1), lane);
+      } else if (kt + 1 < tiles_k) {  // next window: one barrier per window
+        cp_async_wait<S::kStages - 2>();
+        __syncthreads();
+        As = smem + (kt + 1) % S::kStages * S::kStageElems;
+        Bs = As + S::kAElems;
+        load_a_frags<S::kMI, LA>(a[(s + 1) % 2], As, wm, 0, lane);
+        load_b_frags<S::kNJ, LB>(b[(s + 1) % 2], Bs, wn, 0, lane);
+      }
+      warp_mma(acc, a[s % 2], b[s % 2]);
     }
   }
   cp_async_wait<0>();  // nothing real is pending; leave no copy behind the block's exit
