@@ -8,6 +8,7 @@
 
 #include <tc_gemm/tc_gemm.cuh>
 
+#include <cstdlib>
 #include <string>
 
 #include "bench_util.hpp"
@@ -107,6 +108,17 @@ void register_one(const std::string& variant, Shape s, Launch launch, const tc::
   })->UseManualTime()->Iterations(iterations(s, slow))->Unit(benchmark::kMillisecond);
 }
 
+// With SMEM_TC_TUNE=1: step 6's kernel with other shapes, named tune_<BM>x<BN>x<BK>_<WM>x<WN>_<S>.
+template <int BM, int BN, int BK, int WM, int WN, int S>
+void register_shape_candidate(Shape s) {
+  using T = tc::TcShape<BM, BN, BK, WM, WN, S>;
+  const std::string v = "tune_" + std::to_string(BM) + "x" + std::to_string(BN) + "x" + std::to_string(BK) + "_" +
+                        std::to_string(WM) + "x" + std::to_string(WN) + "_" + std::to_string(S);
+  register_one(v, s, [=](const bf16* A, const bf16* B, bf16* D) {
+    return tc::multistage_with<T>(s.M, s.N, s.K, 1.0f, A, s.K, B, s.N, 0.0f, D, s.N, D, s.N);
+  });
+}
+
 const bool registered = [] {
   smem::bench::add_steps_context(
       "tc_gemm", "cublas",
@@ -124,6 +136,17 @@ const bool registered = [] {
         return tc::run(v, s.M, s.N, s.K, 1.0f, A, s.K, B, s.N, 0.0f, D, s.N, D, s.N);
       }, &v);
   }
+  if (const char* t = std::getenv("SMEM_TC_TUNE"); t && *t == '1')
+    for (auto s : kShapes) {
+      register_shape_candidate<128, 256, 64, 64, 64, 4>(s);
+      register_shape_candidate<256, 128, 64, 64, 64, 3>(s);
+      register_shape_candidate<128, 128, 64, 64, 32, 3>(s);
+      register_shape_candidate<128, 128, 64, 32, 64, 3>(s);
+      register_shape_candidate<128, 128, 64, 64, 64, 3>(s);
+      register_shape_candidate<128, 128, 64, 64, 64, 4>(s);
+      register_shape_candidate<64, 256, 64, 32, 64, 3>(s);
+      register_shape_candidate<128, 64, 64, 64, 32, 4>(s);
+    }
   return true;
 }();
 
