@@ -61,12 +61,27 @@ __global__ void __launch_bounds__(S::kThreads, 1) multistage_kernel(int M, int N
   const int wm = warp / S::kWarpsN * S::kWM, wn = warp % S::kWarpsN * S::kWN;
   const int tiles_k = (K + BK - 1) / BK;
 
+  // A block inside D takes the unpredicated copies for every full window: the thread's first
+  // chunk of each tile, in global and shared memory, is fixed for the whole kernel.
+  const bool interior = m0 + BM <= M && n0 + BN <= N;
+  const int ar = chunk_row(threadIdx.x, 0, kThreads, BK), ac = chunk_col(threadIdx.x, 0, kThreads, BK);
+  const int br = chunk_row(threadIdx.x, 0, kThreads, BN), bc = chunk_col(threadIdx.x, 0, kThreads, BN);
+  const bf16* a_src = A + std::size_t(interior ? m0 + ar : 0) * lda + ac;
+  const bf16* b_src = B + std::size_t(br) * ldb + n0 + bc;
+  const int a_dst = LA::offset(ar, ac), b_dst = S::kAElems + LB::offset(br, bc);
+
   auto load_stage = [&](int stage, int kt) {
     bf16* As = smem + stage * S::kStageElems;
     bf16* Bs = As + S::kAElems;
     if constexpr (kRows16) {
-      copy_tile_async<BM, BK, kThreads, LA>(As, A, lda, m0, kt * BK, M, K);
-      copy_tile_async<BK, BN, kThreads, LB>(Bs, B, ldb, kt * BK, n0, K, N);
+      if (interior && (kt + 1) * BK <= K) {
+        copy_tile_async_interior<BM, BK, kThreads, LA>(smem + stage * S::kStageElems + a_dst, a_src + kt * BK, lda);
+        copy_tile_async_interior<BK, BN, kThreads, LB>(smem + stage * S::kStageElems + b_dst,
+                                                       b_src + std::size_t(kt) * BK * ldb, ldb);
+      } else {
+        copy_tile_async<BM, BK, kThreads, LA>(As, A, lda, m0, kt * BK, M, K);
+        copy_tile_async<BK, BN, kThreads, LB>(Bs, B, ldb, kt * BK, n0, K, N);
+      }
     } else {
       load_tile<BM, BK, kThreads, LA, false>(As, A, lda, m0, kt * BK, M, K);
       load_tile<BK, BN, kThreads, LB, false>(Bs, B, ldb, kt * BK, n0, K, N);

@@ -272,6 +272,19 @@ __device__ __forceinline__ void copy_tile_async(bf16* s, const bf16* g, int ld, 
   }
 }
 
+/// copy_tile_async for a tile wholly inside the matrix: no bounds, no zero fill. `g` and `s`
+/// point at the thread's first chunk (copy 0) in global and shared memory; copy i is kRowsPerPass
+/// rows further in both, which in a swizzled tile is the same chunk column because the swizzle
+/// repeats every 8 rows. Two address adds per 16 bytes instead of a bounds check.
+template <int ROWS, int COLS, int kThreads, class Layout>
+__device__ __forceinline__ void copy_tile_async_interior(bf16* s, const bf16* g, int ld) {
+  constexpr int kRowsPerPass = kThreads * 8 / COLS;
+  static_assert(kRowsPerPass % 8 == 0 && ROWS % kRowsPerPass == 0, "whole passes of 8-row swizzle periods");
+#pragma unroll
+  for (int i = 0; i < ROWS / kRowsPerPass; ++i)
+    cp_async_16(s + i * kRowsPerPass * Layout::kLd, g + std::size_t(i) * kRowsPerPass * ld, 16);
+}
+
 // ---- Steps 3 to 7: the warp's fragments and its mma tile. ----
 
 //! [warp mma]
