@@ -17,10 +17,10 @@
 
 namespace smem::test {
 
-/// One profiled kernel: which benchmark launched it, and its counters by banks.json key
-/// ("sass_ld_instructions", "sass_ld_wavefronts", "ld_wavefronts_per_instruction", ...).
+/// One profiled kernel: which benchmark launched it, the kernel's name as the profiler gives it,
+/// and its counters by banks.json key ("sass_ld_instructions", "sass_ld_wavefronts", ...).
 struct BankMeasurement {
-  std::string gpu_file, gpu_name, benchmark;
+  std::string gpu_file, gpu_name, benchmark, kernel;
   std::map<std::string, double> counters;
   bool has(const std::string& key) const { return counters.count(key) != 0; }
   double operator[](const std::string& key) const {
@@ -49,8 +49,10 @@ inline std::vector<BankMeasurement> load_bank_measurements(const std::filesystem
       if (key == "gpu_name") {
         gpu_name = text;
       } else if (key == "benchmark") {
-        all.push_back({file.string(), gpu_name, text, {}});
+        all.push_back({file.string(), gpu_name, text, "", {}});
         m = &all.back();
+      } else if (m != nullptr && key == "kernel") {
+        m->kernel = text;
       } else if (m != nullptr && value.find_first_of("0123456789") != std::string::npos &&
                  value.find('"') == std::string::npos) {
         m->counters[key] = std::stod(value);

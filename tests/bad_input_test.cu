@@ -1,13 +1,18 @@
-// The bad-input matrix: every launcher of every family (through the families' run()
-// dispatchers) against every kind of bad argument. Each case returns cudaErrorInvalidValue with
-// no output byte changed, or the documented result (empty sizes, K == 0, n == 0), or, for a
-// precondition a variant may lift (alignment, large K), either the correct result or the error
-// with the output untouched. With SMEM_BAD_INPUT_TABLE=<file>, the matrix is written there as a
-// markdown table (tools/report.py puts it in the docs).
+// The bad-input matrix, the project's one place for bad arguments: every launcher of every family
+// (through the families' run() dispatchers) against every kind of bad argument.
+// - gpu suite, device buffers: each case returns cudaErrorInvalidValue with no output byte
+//   changed and no CUDA error left behind, or the documented result (empty sizes, K == 0,
+//   n == 0), or, for a precondition a variant may lift (alignment, large K), either the correct
+//   result or the error with the output untouched. With SMEM_BAD_INPUT_TABLE=<file>, the matrix
+//   is written there as a markdown table (tools/report.py puts it in the docs).
+// - host suite, host pointers: a launch attempt would fail with a device error, not
+//   cudaErrorInvalidValue, so these prove that every launcher rejects its arguments before any
+//   CUDA call (and that a reduction's size query needs none).
 #include <doctest/doctest.h>
 
 #include <gemm/gemm.cuh>
 #include <reduction/reduction.cuh>
+#include <tc_gemm/tc_gemm.cuh>
 #include <transpose/transpose.cuh>
 
 #include <cmath>
@@ -215,6 +220,16 @@ TEST_SUITE("gpu") {
       expect_rejected("reduction", "n < 0", name, run(in.get(), -1, out.get(), bytes), out);
       expect_rejected("reduction", "in == nullptr", name, run(nullptr, n, out.get(), bytes), out);
       expect_rejected("reduction", "out == nullptr", name, run(in.get(), n, nullptr, bytes), out);
+      {
+        out.poison(kPoison);
+        const cudaError_t e = rd::run<float>(v, static_cast<char*>(static_cast<void*>(temp.get())) + 4, bytes,
+                                             in.get(), n, out.get(), rd::Sum{}, 0.0f);
+        expect_rejected("reduction", "workspace misaligned (+4 bytes)", name, e, out);
+      }
+      {
+        const auto* odd = reinterpret_cast<const float*>(reinterpret_cast<const char*>(in.get()) + 2);
+        expect_rejected("reduction", "in not float-aligned (+2 bytes)", name, run(odd, n - 1, out.get(), bytes), out);
+      }
       if (bytes > 0) {
         expect_rejected("reduction", "workspace too small", name, run(in.get(), n, out.get(), bytes - 1), out);
       } else {
@@ -233,6 +248,76 @@ TEST_SUITE("gpu") {
                                    double sum = 0, mag = 0;
                                    for (long long i = 1; i <= n; ++i) sum += h[i], mag += std::fabs(h[i]);
                                    return std::fabs(out.download()[0] - sum) <= 2 * 1.2e-7 * std::log2(double(n)) * mag;
+                                 });
+    }
+  }
+
+  TEST_CASE("tc_gemm: bad inputs") {
+    namespace tc = smem::tc_gemm;
+    using bf16 = tc::bf16;
+    const int M = 33, N = 65, K = 17;
+    std::vector<bf16> A(std::size_t(M) * K + 8), B(std::size_t(K) * N + 8), C0(std::size_t(M) * N + 8);
+    auto g = smem::test::rng(15);
+    const auto fa = smem::test::random_vector<float>(A.size() + B.size() + C0.size(), g);
+    for (std::size_t i = 0; i < A.size(); ++i) A[i] = __float2bfloat16_rn(fa[i]);
+    for (std::size_t i = 0; i < B.size(); ++i) B[i] = __float2bfloat16_rn(fa[A.size() + i]);
+    for (std::size_t i = 0; i < C0.size(); ++i) C0[i] = __float2bfloat16_rn(fa[A.size() + B.size() + i]);
+    DeviceBuffer<bf16> dA(A), dB(B), dC(C0), dD(C0.size());
+    for (auto v : tc::kAllVariants) {
+      const char* name = tc::name(v);
+      CAPTURE(name);
+      auto run = [&](int m, int n, int k, const bf16* a, int lda, const bf16* b, int ldb, const bf16* c, int ldc,
+                     bf16* d, int ldd) {
+        dD.poison(kPoison);
+        return tc::run(v, m, n, k, 1.0f, a, lda, b, ldb, 1.0f, c, ldc, d, ldd);
+      };
+      const bf16 *a = dA.get(), *b = dB.get(), *c = dC.get();
+      bf16* d = dD.get();
+      expect_rejected("tc_gemm", "M < 0", name, run(-1, N, K, a, K, b, N, c, N, d, N), dD);
+      expect_rejected("tc_gemm", "K < 0", name, run(M, N, -1, a, K, b, N, c, N, d, N), dD);
+      expect_rejected("tc_gemm", "A == nullptr", name, run(M, N, K, nullptr, K, b, N, c, N, d, N), dD);
+      expect_rejected("tc_gemm", "C == nullptr, beta != 0", name, run(M, N, K, a, K, b, N, nullptr, N, d, N), dD);
+      expect_rejected("tc_gemm", "D == nullptr", name, run(M, N, K, a, K, b, N, c, N, nullptr, N), dD);
+      expect_rejected("tc_gemm", "lda < K", name, run(M, N, K, a, K - 1, b, N, c, N, d, N), dD);
+      expect_rejected("tc_gemm", "ldd < N", name, run(M, N, K, a, K, b, N, c, N, d, N - 1), dD);
+      expect_rejected("tc_gemm", "D overlaps A", name, run(M, N, K, d + 3, K, b, N, c, N, d, N), dD);
+      expect_rejected("tc_gemm", "D overlaps C, not equal", name, run(M, N, K, a, K, b, N, d + 1, N, d, N), dD);
+      {
+        const auto* odd = reinterpret_cast<const bf16*>(reinterpret_cast<const char*>(a) + 1);
+        expect_rejected("tc_gemm", "A not bf16-aligned (+1 byte)", name, run(M, N, K, odd, K, b, N, c, N, d, N), dD);
+      }
+      {
+        const cudaError_t e = run(0, N, K, a, K, b, N, c, N, d, N);
+        CHECK(e == cudaSuccess);
+        CHECK(untouched(dD));
+        matrix.add("tc_gemm", "M == 0", name, e == cudaSuccess ? "no-op" : cudaGetErrorName(e));
+      }
+      {  // K == 0: D = beta C
+        dD.poison(kPoison);
+        const cudaError_t e = tc::run(v, M, N, 0, 1.0f, a, K, b, N, 2.0f, c, N, d, N);
+        REQUIRE(e == cudaSuccess);
+        const auto got = dD.download();
+        bool ok = true;
+        for (std::size_t i = 0; i < std::size_t(M) * N; ++i)
+          ok = ok && __bfloat162float(got[i]) == __bfloat162float(__float2bfloat16_rn(2.0f * __bfloat162float(C0[i])));
+        CHECK(ok);
+        matrix.add("tc_gemm", "K == 0 (D = beta C)", name, ok ? "beta C" : "wrong");
+      }
+      expect_handled_or_rejected("tc_gemm", "A, B 2-byte aligned (+2 bytes)", name,
+                                 run(M, N, K, a + 1, K, b + 1, N, c, N, d, N), dD, [&] {
+                                   const auto got = dD.download();
+                                   for (int i = 0; i < M; ++i)
+                                     for (int j = 0; j < N; ++j) {
+                                       double r = __bfloat162float(C0[std::size_t(i) * N + j]), s = std::fabs(r);
+                                       for (int k = 0; k < K; ++k) {
+                                         const double p = double(__bfloat162float(A[1 + std::size_t(i) * K + k])) *
+                                                          __bfloat162float(B[1 + std::size_t(k) * N + j]);
+                                         r += p, s += std::fabs(p);
+                                       }
+                                       const double x = __bfloat162float(got[std::size_t(i) * N + j]);
+                                       if (!(std::fabs(x - r) <= std::ldexp(std::fabs(r), -8) + 1e-5 * s)) return false;
+                                     }
+                                   return true;
                                  });
     }
   }
@@ -285,5 +370,126 @@ TEST_SUITE("gpu") {
       for (const auto& cell : row) f << " " << cell.second << " |";
       f << "\n";
     }
+  }
+}
+
+TEST_SUITE("host") {
+  TEST_CASE_TEMPLATE("transpose: bad arguments are rejected before any CUDA call", T, float, double) {
+    namespace tr = smem::transpose;
+    std::vector<T> buf(2 * 64 * 64, T(7));
+    T* a = buf.data();
+    T* b = buf.data() + 64 * 64;
+    for (auto v : tr::kAllVariants) {
+      CAPTURE(tr::name(v));
+      CHECK(tr::run<T>(v, -1, 4, a, b) == cudaErrorInvalidValue);
+      CHECK(tr::run<T>(v, 4, -5, a, b) == cudaErrorInvalidValue);
+      CHECK(tr::run<T>(v, 4, 4, nullptr, b) == cudaErrorInvalidValue);
+      CHECK(tr::run<T>(v, 4, 4, a, nullptr) == cudaErrorInvalidValue);
+      CHECK(tr::run<T>(v, 64, 64, a, a) == cudaErrorInvalidValue);      // in place
+      CHECK(tr::run<T>(v, 64, 64, a + 1, a) == cudaErrorInvalidValue);  // overlap
+      CHECK(tr::run<T>(v, 64, 64, b - 1, a) == cudaErrorInvalidValue);  // overlap by one
+      CHECK(tr::run<T>(v, 0, 4, nullptr, nullptr) == cudaSuccess);     // empty: no-op
+      CHECK(tr::run<T>(v, 4, 0, a, b) == cudaSuccess);
+    }
+    for (auto x : buf) REQUIRE(x == T(7));
+    // Adjacent but not overlapping is valid (checked at the contract level: no launch here).
+    CHECK(tr::check_args<T>(64, 64, a, b) == tr::Args::launch);
+  }
+
+  TEST_CASE("gemm: bad arguments are rejected before any CUDA call, C untouched") {
+    namespace gm = smem::gemm;
+    const int M = 8, N = 12, K = 10;
+    std::vector<float> buf(M * K + K * N + M * N + 64, 7.0f);
+    float* A = buf.data();
+    float* B = A + M * K;
+    float* C = B + K * N;
+    for (auto v : gm::kAllVariants) {
+      CAPTURE(gm::name(v));
+      auto run = [&](int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
+        return gm::run(v, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+      };
+      CHECK(run(-1, N, K, A, K, B, N, C, N) == cudaErrorInvalidValue);
+      CHECK(run(M, -3, K, A, K, B, N, C, N) == cudaErrorInvalidValue);
+      CHECK(run(M, N, -1, A, K, B, N, C, N) == cudaErrorInvalidValue);
+      CHECK(run(M, N, K, nullptr, K, B, N, C, N) == cudaErrorInvalidValue);
+      CHECK(run(M, N, K, A, K, nullptr, N, C, N) == cudaErrorInvalidValue);
+      CHECK(run(M, N, K, A, K, B, N, nullptr, N) == cudaErrorInvalidValue);
+      CHECK(run(M, N, K, A, K - 1, B, N, C, N) == cudaErrorInvalidValue);
+      CHECK(run(M, N, K, A, K, B, N - 1, C, N) == cudaErrorInvalidValue);
+      CHECK(run(M, N, K, A, K, B, N, C, N - 1) == cudaErrorInvalidValue);
+      CHECK(run(M, N, K, A, K, B, N, A + 3, N) == cudaErrorInvalidValue);          // C overlaps A
+      CHECK(run(M, N, K, A, K, B, N, B + K * N - 1, N) == cudaErrorInvalidValue);  // C overlaps B's end
+      CHECK(run(M, N, K, A, K, C - 1, N, C, N) == cudaErrorInvalidValue);          // B overlaps C's start
+      CHECK(run(0, N, K, nullptr, K, nullptr, N, nullptr, N) == cudaSuccess);      // empty: no-op
+      CHECK(run(M, 0, K, A, K, B, 1, C, 1) == cudaSuccess);
+    }
+    for (auto x : buf) REQUIRE(x == 7.0f);
+  }
+
+  TEST_CASE("tc_gemm: bad arguments are rejected before any CUDA call, D untouched") {
+    namespace tc = smem::tc_gemm;
+    using bf16 = tc::bf16;
+    const int M = 8, N = 12, K = 10;
+    std::vector<bf16> buf(M * K + K * N + 2 * M * N + 64, __float2bfloat16_rn(7.0f));
+    bf16* A = buf.data();
+    bf16* B = A + M * K;
+    bf16* C = B + K * N;
+    bf16* D = C + M * N;
+    for (auto v : tc::kAllVariants) {
+      CAPTURE(tc::name(v));
+      auto run = [&](int m, int n, int k, const bf16* a, int lda, const bf16* b, int ldb, const bf16* c, int ldc,
+                     bf16* d, int ldd) { return tc::run(v, m, n, k, 1.0f, a, lda, b, ldb, 1.0f, c, ldc, d, ldd); };
+      CHECK(run(-1, N, K, A, K, B, N, C, N, D, N) == cudaErrorInvalidValue);
+      CHECK(run(M, N, -1, A, K, B, N, C, N, D, N) == cudaErrorInvalidValue);
+      CHECK(run(M, N, K, nullptr, K, B, N, C, N, D, N) == cudaErrorInvalidValue);
+      CHECK(run(M, N, K, A, K, B, N, nullptr, N, D, N) == cudaErrorInvalidValue);
+      CHECK(run(M, N, K, A, K, B, N, C, N, nullptr, N) == cudaErrorInvalidValue);
+      CHECK(run(M, N, K, A, K - 1, B, N, C, N, D, N) == cudaErrorInvalidValue);
+      CHECK(run(M, N, K, A, K, B, N, C, N, D, N - 1) == cudaErrorInvalidValue);
+      CHECK(run(M, N, K, A, K, B, N, C, N, A + 3, N) == cudaErrorInvalidValue);  // D overlaps A
+      CHECK(run(M, N, K, A, K, B, N, D - 1, N, D, N) == cudaErrorInvalidValue);  // D overlaps C
+      CHECK(run(0, N, K, nullptr, K, nullptr, N, nullptr, N, nullptr, N) == cudaSuccess);
+    }
+    for (auto x : buf) REQUIRE(__bfloat162float(x) == 7.0f);
+  }
+
+  TEST_CASE_TEMPLATE("reduction: bad arguments are rejected before any CUDA call; the size query needs none", T,
+                     float, double, int, long long) {
+    namespace rd = smem::reduction;
+    alignas(16) static T in[64];
+    alignas(16) static T out[2];
+    alignas(16) static unsigned char temp[1 << 16];
+    for (auto& x : in) x = T(7);
+    out[0] = out[1] = T(9);
+    const auto id = T(0);
+    for (auto v : rd::kAllVariants) {
+      CAPTURE(rd::name(v));
+      for (long long n : {0LL, 1LL, 64LL, 1LL << 20, (1LL << 31) + 3}) {
+        std::size_t q = 0;
+        CHECK(rd::run<T>(v, nullptr, q, nullptr, n, nullptr, rd::Sum{}, id) == cudaSuccess);
+        CHECK(q > 0);
+        CHECK(q % rd::kTempAlign == 0);
+      }
+      std::size_t q = 0;
+      CHECK(rd::run<T>(v, nullptr, q, in, -1, out, rd::Sum{}, id) == cudaErrorInvalidValue);
+      CHECK(q == 0);
+      std::size_t bytes = 0;
+      REQUIRE(rd::run<T>(v, nullptr, bytes, in, 64, out, rd::Sum{}, id) == cudaSuccess);
+      REQUIRE(bytes <= sizeof(temp) - 16);
+      CHECK(rd::run<T>(v, temp, bytes, in, -1, out, rd::Sum{}, id) == cudaErrorInvalidValue);
+      CHECK(rd::run<T>(v, temp, bytes, nullptr, 64, out, rd::Sum{}, id) == cudaErrorInvalidValue);
+      CHECK(rd::run<T>(v, temp, bytes, in, 64, nullptr, rd::Sum{}, id) == cudaErrorInvalidValue);
+      std::size_t small = bytes - 1;
+      CHECK(rd::run<T>(v, temp, small, in, 64, out, rd::Sum{}, id) == cudaErrorInvalidValue);
+      CHECK(rd::run<T>(v, temp + 8, bytes, in, 64, out, rd::Sum{}, id) == cudaErrorInvalidValue);
+      const T* odd = reinterpret_cast<const T*>(reinterpret_cast<const char*>(in) + 1);
+      CHECK(rd::run<T>(v, temp, bytes, odd, 32, out, rd::Sum{}, id) == cudaErrorInvalidValue);
+      T* odd_out = reinterpret_cast<T*>(reinterpret_cast<char*>(out) + 2);
+      CHECK(rd::run<T>(v, temp, bytes, in, 64, odd_out, rd::Sum{}, id) == cudaErrorInvalidValue);
+      CHECK(rd::run<T>(v, temp, bytes, in, -5, out, rd::Max{}, rd::Max::identity<T>()) == cudaErrorInvalidValue);
+    }
+    for (auto x : in) REQUIRE(x == T(7));
+    CHECK(out[0] == T(9));
+    CHECK(out[1] == T(9));
   }
 }

@@ -1,10 +1,11 @@
-// Streams and graphs: every variant of every family, captured into a CUDA graph on a
-// non-default stream (global capture mode, so a launcher that synchronized or allocated would
-// break the capture), replayed twice, and checked.
+// The project's one graph-capture test: every variant of every family, captured into a CUDA
+// graph on a non-default stream (global capture mode, so a launcher that synchronized or
+// allocated would break the capture), replayed twice, and checked.
 #include <doctest/doctest.h>
 
 #include <gemm/gemm.cuh>
 #include <reduction/reduction.cuh>
+#include <tc_gemm/tc_gemm.cuh>
 #include <transpose/transpose.cuh>
 
 #include <cmath>
@@ -108,6 +109,40 @@ TEST_SUITE("gpu") {
           worst = std::max(worst, std::fabs(double(C[std::size_t(i) * ldc + j]) - twice) / scale);
         }
       CHECK(worst < 64 * K * 1.2e-7);
+    }
+  }
+
+  TEST_CASE("tc_gemm: every variant in a graph on a non-default stream") {
+    namespace tc = smem::tc_gemm;
+    using bf16 = tc::bf16;
+    const int M = 129, N = 136, K = 72;
+    auto g = smem::test::rng(4);
+    const auto f = smem::test::random_vector<float>(std::size_t(M) * K + std::size_t(K) * N, g);
+    std::vector<bf16> A(std::size_t(M) * K), B(std::size_t(K) * N);
+    for (std::size_t i = 0; i < A.size(); ++i) A[i] = __float2bfloat16_rn(f[i]);
+    for (std::size_t i = 0; i < B.size(); ++i) B[i] = __float2bfloat16_rn(f[A.size() + i]);
+    std::vector<double> R(std::size_t(M) * N, 0.0), S(R.size(), 0.0);
+    for (int i = 0; i < M; ++i)
+      for (int k = 0; k < K; ++k)
+        for (int j = 0; j < N; ++j) {
+          const double p = double(__bfloat162float(A[std::size_t(i) * K + k])) * __bfloat162float(B[std::size_t(k) * N + j]);
+          R[std::size_t(i) * N + j] += p;
+          S[std::size_t(i) * N + j] += std::fabs(p);
+        }
+    DeviceBuffer<bf16> dA(A), dB(B), dD(R.size());
+    for (auto v : tc::kAllVariants) {
+      CAPTURE(tc::name(v));
+      dD.poison();
+      capture_and_replay([&](cudaStream_t s) {
+        return tc::run(v, M, N, K, 1.0f, dA.get(), K, dB.get(), N, 0.0f, nullptr, N, dD.get(), N, s);
+      });
+      const auto D = dD.download();
+      bool ok = true;
+      for (std::size_t i = 0; i < R.size(); ++i) {
+        const double x = __bfloat162float(D[i]);
+        ok = ok && std::fabs(x - R[i]) <= std::ldexp(std::fabs(R[i]), -8) + (K + 4) * std::ldexp(S[i], -22);
+      }
+      CHECK(ok);
     }
   }
 }

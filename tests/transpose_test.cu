@@ -1,5 +1,5 @@
-// Transpose: every variant on odd shapes, float and double, bit-exact; bad arguments; the bank
-// model on the kernels' own shared-memory index functions.
+// Transpose: every variant on odd shapes, float and double, bit-exact; the bank model on the
+// kernels' own shared-memory index functions (bad arguments: bad_input_test.cu).
 #include <doctest/doctest.h>
 
 #include <transpose/transpose.cuh>
@@ -71,55 +71,9 @@ TEST_SUITE("gpu") {
     check_variant<T>(tr::Variant::vectorized, 64, 128, 1);
     check_variant<T>(tr::Variant::vectorized, 300, 44, 3);
   }
-
-  TEST_CASE("bad arguments leave the output untouched and no error behind") {
-    const int rows = 33, cols = 65;
-    DeviceBuffer<float> in(rows * cols), out(rows * cols);
-    out.poison(0x5A);
-    for (auto v : tr::kAllVariants) {
-      CAPTURE(tr::name(v));
-      CHECK(tr::run(v, -1, cols, in.get(), out.get()) == cudaErrorInvalidValue);
-      CHECK(tr::run(v, rows, -1, in.get(), out.get()) == cudaErrorInvalidValue);
-      CHECK(tr::run<float>(v, rows, cols, nullptr, out.get()) == cudaErrorInvalidValue);
-      CHECK(tr::run<float>(v, rows, cols, in.get(), nullptr) == cudaErrorInvalidValue);
-      CHECK(tr::run(v, rows, cols, out.get(), out.get()) == cudaErrorInvalidValue);
-      CHECK(tr::run(v, rows, cols, out.get() + 7, out.get()) == cudaErrorInvalidValue);
-      CHECK(tr::run(v, 0, cols, in.get(), out.get()) == cudaSuccess);
-      CHECK(tr::run(v, rows, 0, in.get(), out.get()) == cudaSuccess);
-    }
-    SMEM_CUDA_CHECK(cudaDeviceSynchronize());
-    CHECK(cudaGetLastError() == cudaSuccess);
-    const auto got = out.download();
-    std::vector<unsigned char> bytes(got.size() * sizeof(float));
-    std::memcpy(bytes.data(), got.data(), bytes.size());
-    for (auto b : bytes) REQUIRE(b == 0x5A);
-  }
 }
 
 TEST_SUITE("host") {
-  // Host pointers: a launch attempt would fail with a device error, not cudaErrorInvalidValue,
-  // so these prove the launcher rejected the arguments before any CUDA call.
-  TEST_CASE_TEMPLATE("bad arguments are rejected before any CUDA call", T, float, double) {
-    std::vector<T> buf(2 * 64 * 64, T(7));
-    T* a = buf.data();
-    T* b = buf.data() + 64 * 64;
-    for (auto v : tr::kAllVariants) {
-      CAPTURE(tr::name(v));
-      CHECK(tr::run<T>(v, -1, 4, a, b) == cudaErrorInvalidValue);
-      CHECK(tr::run<T>(v, 4, -5, a, b) == cudaErrorInvalidValue);
-      CHECK(tr::run<T>(v, 4, 4, nullptr, b) == cudaErrorInvalidValue);
-      CHECK(tr::run<T>(v, 4, 4, a, nullptr) == cudaErrorInvalidValue);
-      CHECK(tr::run<T>(v, 64, 64, a, a) == cudaErrorInvalidValue);           // in place
-      CHECK(tr::run<T>(v, 64, 64, a + 1, a) == cudaErrorInvalidValue);       // overlap
-      CHECK(tr::run<T>(v, 64, 64, b - 1, a) == cudaErrorInvalidValue);       // overlap by one
-      CHECK(tr::run<T>(v, 0, 4, nullptr, nullptr) == cudaSuccess);          // empty: no-op
-      CHECK(tr::run<T>(v, 4, 0, a, b) == cudaSuccess);
-    }
-    for (auto x : buf) REQUIRE(x == T(7));
-    // Adjacent but not overlapping is valid (checked at the contract level: no launch here).
-    CHECK(tr::check_args<T>(64, 64, a, b) == tr::Args::launch);
-  }
-
   // The bank model evaluated on the index functions the kernels use. Lane l of the first warp
   // is thread (threadIdx.x = l, threadIdx.y = 0).
   template <class Layout, class T>
@@ -149,18 +103,17 @@ TEST_SUITE("host") {
   template <class T, int V>
   void check_vectorized_layout() {
     constexpr int Tile = tr::kVecTile<T>, C = Tile / V, W = V * sizeof(T);
-    auto at = [](int r, int c) { return tr::vec_tile_offset<T, V, Tile>(r, c) * int(sizeof(T)); };
     for (int warp_first = 0; warp_first < C * C; warp_first += 32) {
       for (int j = 0; j < V; ++j) {  // the transposed stores after the register transpose
         CAPTURE(warp_first);
         CAPTURE(j);
-        CHECK(wavefronts_of([&](int l) { int id = warp_first + l; return at(id % C * V + j, id / C); }, W) ==
-              smem::bank::ideal_wavefronts(W));
+        CHECK(wavefronts_of([&](int l) { return tr::vec_store_offset<T, V>(warp_first + l, j) * int(sizeof(T)); },
+                            W) == smem::bank::ideal_wavefronts(W));
       }
     }
     for (int warp_first = 0; warp_first < C * Tile; warp_first += 32) {  // the read-back
       CAPTURE(warp_first);
-      CHECK(wavefronts_of([&](int l) { int id = warp_first + l; return at(id / C, id % C); }, W) ==
+      CHECK(wavefronts_of([&](int l) { return tr::vec_read_offset<T, V>(warp_first + l) * int(sizeof(T)); }, W) ==
             smem::bank::ideal_wavefronts(W));
     }
   }
@@ -195,13 +148,12 @@ TEST_SUITE("host") {
   template <class T, int V>
   smem::test::BankPrediction vectorized_prediction() {
     constexpr int Tile = tr::kVecTile<T>, C = Tile / V, W = V * sizeof(T);
-    auto at = [](int r, int c) { return tr::vec_tile_offset<T, V, Tile>(r, c) * int(sizeof(T)); };
     smem::test::BankPrediction p;
     for (int w = 0; w < C * C; w += 32)
       for (int j = 0; j < V; ++j)
-        p.st.add(wavefronts_of([&](int l) { int id = w + l; return at(id % C * V + j, id / C); }, W));
+        p.st.add(wavefronts_of([&](int l) { return tr::vec_store_offset<T, V>(w + l, j) * int(sizeof(T)); }, W));
     for (int w = 0; w < C * Tile; w += 32)
-      p.ld.add(wavefronts_of([&](int l) { int id = w + l; return at(id / C, id % C); }, W));
+      p.ld.add(wavefronts_of([&](int l) { return tr::vec_read_offset<T, V>(w + l) * int(sizeof(T)); }, W));
     return p;
   }
 
@@ -216,16 +168,19 @@ TEST_SUITE("host") {
   }
 
   template <class T>
-  std::optional<smem::test::BankPrediction> predicted(const std::string& variant) {
+  std::optional<smem::test::BankPrediction> predicted(std::string variant) {
+    // Until results/*/banks.json is measured again: the steps' names before they were shortened.
+    for (const char* old : {"smem_tile_32x32", "padded_32x33", "swizzled_32x32"})
+      if (variant == old) variant = variant.substr(0, variant.rfind('_'));
     if (variant == "smem_copy") {  // tile[ty][tx] in, the same out: consecutive elements
       smem::test::BankPrediction p;
       p.ld.add(wavefronts_of([](int l) { return l * int(sizeof(T)); }, sizeof(T)));
       p.st.add(wavefronts_of([](int l) { return l * int(sizeof(T)); }, sizeof(T)));
       return p;
     }
-    if (variant == "smem_tile_32x32") return tile_prediction<tr::UnpaddedLayout, T>();
-    if (variant == "padded_32x33") return tile_prediction<tr::PaddedLayout, T>();
-    if (variant == "swizzled_32x32") return tile_prediction<tr::SwizzledLayout, T>();
+    if (variant == "smem_tile") return tile_prediction<tr::UnpaddedLayout, T>();
+    if (variant == "padded") return tile_prediction<tr::PaddedLayout, T>();
+    if (variant == "swizzled") return tile_prediction<tr::SwizzledLayout, T>();
     if (variant == "vectorized") return vectorized_prediction<T, 16 / sizeof(T)>();
     return smem::test::BankPrediction{};  // copy, naive: no shared memory
   }

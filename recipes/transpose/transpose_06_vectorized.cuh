@@ -46,6 +46,20 @@ __host__ __device__ constexpr int vec_tile_offset(int r, int c) {
 }
 //! [vectorized layout]
 
+/// The thread maps of vectorized_kernel (C = Tile / V chunks per tile row): in the load loop,
+/// thread id handles the V x V block (id / C, id % C) and its j-th transposed row goes to row
+/// (id % C) V + j, chunk id / C; in the store loop it moves chunk (id / C, id % C).
+template <class T, int V>
+__host__ __device__ constexpr int vec_store_offset(int id, int j) {
+  constexpr int Tile = 256 / int(sizeof(T)), C = Tile / V;
+  return vec_tile_offset<T, V, Tile>(id % C * V + j, id / C);
+}
+template <class T, int V>
+__host__ __device__ constexpr int vec_read_offset(int id) {
+  constexpr int Tile = 256 / int(sizeof(T)), C = Tile / V;
+  return vec_tile_offset<T, V, Tile>(id / C, id % C);
+}
+
 /// V elements of T moved as one access (16 bytes when V * sizeof(T) == 16).
 template <class T, int V>
 struct alignas(V * sizeof(T)) Chunk {
@@ -83,8 +97,7 @@ __global__ void __launch_bounds__(kVecThreads)
       Vec y;
 #pragma unroll
       for (int k = 0; k < V; ++k) y.v[k] = x[k].v[j];
-      const int r = b * V + j;
-      *reinterpret_cast<Vec*>(s + vec_tile_offset<T, V, Tile>(r, a)) = y;
+      *reinterpret_cast<Vec*>(s + vec_store_offset<T, V>(id, j)) = y;
     }
   }
   __syncthreads();
@@ -95,7 +108,7 @@ __global__ void __launch_bounds__(kVecThreads)
     const int orow = c0 + r, ocol = r0 + c * V;
     if (orow < cols && ocol < rows)
       *reinterpret_cast<Vec*>(out + std::size_t(orow) * rows + ocol) =
-          *reinterpret_cast<const Vec*>(s + vec_tile_offset<T, V, Tile>(r, c));
+          *reinterpret_cast<const Vec*>(s + vec_read_offset<T, V>(id));
   }
 }
 //! [vectorized kernel]
