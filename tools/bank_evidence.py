@@ -35,11 +35,12 @@ METRICS = {
     "sass_st_wavefronts": "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
     "sass_ldgsts_wavefronts": "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
 }
-BASELINES = {"memcpy", "cublas_geam", "cub", "cublas"}
+BASELINES = {"memcpy", "cublas_geam", "cub", "cublas", "mma_roof"}
 DEFAULT_SHAPES = {
     "transpose": r"/(float|double)/8192x8192$",
     "reduction": r"/float/16777216$",
     "gemm": r"/1024x1024x1024$",
+    "tc_gemm": r"/1024x1024x1024$",
 }
 
 
