@@ -32,7 +32,7 @@
 /// ascending max_mn; the tuner replaces the entries of the GPU it ran on and keeps the others.
 // BEGIN TUNED TABLE
 #define SMEM_SGEMM_TUNED_TABLE(X) \
-  X(90, 132, 233472, 65536, 2048000LL, 64, 64, 16, 32, 32, 8, 4, 3) \
+  X(90, 132, 233472, 65536, 2048000LL, 64, 64, 8, 32, 32, 4, 8, 4) \
   X(90, 132, 233472, 65536, 9223372036854775807LL, 128, 128, 32, 64, 32, 8, 8, 3)
 // END TUNED TABLE
 
