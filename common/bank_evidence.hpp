@@ -6,6 +6,7 @@
 #pragma once
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bank_access.hpp"
 #include "bank_model.hpp"
 
 namespace smem::test {
@@ -68,13 +70,32 @@ inline std::vector<BankMeasurement> load_bank_measurements(const std::filesystem
 struct BankPrediction {
   smem::bank::Tally ld, st;
   double ldgsts_wavefronts = 0;
+
+  /// Adds one warp request as the SASS-level counters count it: a load or a store (not counted
+  /// when no lane is active), or a copy's wavefronts, `copy_times` times (the blocks and K-tiles
+  /// of a launch when the loads and stores are counted per block).
+  void add(const Request& r, double copy_times = 1) {
+    const int w = r.cost().wavefronts;
+    if (r.kind == Access::load) ld.add(w);
+    else if (r.kind == Access::store) st.add(w);
+    else ldgsts_wavefronts += w * copy_times;
+  }
 };
+
+/// The prediction for a kernel whose requests walk(visit) visits (bank_access.hpp).
+template <class Walk>
+BankPrediction predict(Walk&& walk) {
+  BankPrediction p;
+  walk([&](const Request& r) { p.add(r); });
+  return p;
+}
 
 /// Holds the model's prediction for every measured kernel of `family` ("gemm", ...) against
 /// Nsight Compute's SASS-level counters, which count each instruction's wavefronts from its own
 /// addresses: wavefronts per load and per store instruction, and the cp.async wavefronts.
 /// predict(variant, measurement) returns std::nullopt for a kernel whose shared-memory accesses the
-/// project does not write (a library's block primitive); those are returned by name.
+/// project does not write (a library's block primitive); those are returned by name, once each
+/// (whatever the number of GPUs measured).
 template <class Predict>
 std::vector<std::string> check_bank_evidence(const std::string& family, Predict&& predict) {
   std::vector<std::string> not_modelled;
@@ -87,7 +108,8 @@ std::vector<std::string> check_bank_evidence(const std::string& family, Predict&
     const std::string variant = m.benchmark.substr(first, m.benchmark.find('/', first) - first);
     const std::optional<BankPrediction> p = predict(variant, m);
     if (!p) {
-      not_modelled.push_back(variant);
+      if (std::find(not_modelled.begin(), not_modelled.end(), variant) == not_modelled.end())
+        not_modelled.push_back(variant);
       continue;
     }
     REQUIRE(m.has("sass_ld_wavefronts"));  // banks.json from tools/bank_evidence.py with SASS counters

@@ -1,38 +1,15 @@
 // Tests and docs only: recipes never include common/.
 //
 // Every warp-wide shared-memory request of the SGEMM kernels, written once from the kernels' own
-// thread-to-shared-memory maps (the constexpr functions of each step's header). The bank-model
-// tests tally them against Nsight Compute's counters and check which are conflict-free; the docs
-// program (docs/bank_tables.cu) prints the worst request of each access. Where the compiler fuses
-// accesses, the requests are the SASS's (cuobjdump -sass shows them): noted where it happens.
+// thread-to-shared-memory maps (the constexpr functions of each step's header); see
+// bank_access.hpp for how the tests and the docs use them. Where the compiler fuses accesses, the
+// requests are the SASS's (cuobjdump -sass shows them): noted where it happens.
 #pragma once
 #include <gemm/gemm.cuh>
 
-#include <algorithm>
-#include <array>
-#include <cstdint>
-#include <string>
-#include <vector>
-
-#include "bank_model.hpp"
+#include "bank_access.hpp"
 
 namespace smem::test {
-
-/// A shared-memory load, store, or cp.async copy (written 8 lanes per phase).
-enum class Access { load, store, copy };
-
-/// One warp request: which access of the kernel it is, its kind and width in bytes, and the
-/// byte address of each lane.
-struct Request {
-  const char* what;
-  Access kind;
-  int width;
-  std::array<std::int64_t, 32> addr;
-
-  smem::bank::Cost cost() const {
-    return kind == Access::copy ? smem::bank::copy_cost(addr, width) : smem::bank::cost(addr, width);
-  }
-};
 
 namespace gemm_access {
 
@@ -41,31 +18,40 @@ namespace gm = smem::gemm;
 /// The request whose lane l touches float word `word(l)`.
 template <class Word>
 Request request(const char* what, Access kind, int width, Word&& word) {
-  Request r{what, kind, width, {}};
-  for (int l = 0; l < 32; ++l) r.addr[l] = 4LL * word(l);
-  return r;
+  return smem::test::request(what, kind, width, 4, word);
 }
 
 /// Threads of a 2D block `width` wide: lane l of warp w is (tid % width, tid / width).
 inline int tx(int w, int l, int width) { return (32 * w + l) % width; }
 inline int ty(int w, int l, int width) { return (32 * w + l) / width; }
 
-/// Step 3, one block (16 x 16 threads), the whole K.
+/// Step 3, one block (16 x 16 threads), the whole K. The strip copies loop k = tx + 16 j (A) and
+/// k = ty + 16 j (B); when 16 does not divide K, the last trip has only the lanes with k < K.
 template <class Visit>
 void full_k_strip(int K, Visit&& visit) {
   constexpr int S = gm::kStrip;
   for (int w = 0; w < S * S / 32; ++w) {
-    for (int j = 0; j < K / S; ++j) {
-      visit(request("A strip store", Access::store, 4,
-                    [&](int l) { return gm::strip_a_offset(K, ty(w, l, S), tx(w, l, S) + S * j); }));
-      visit(request("B strip store", Access::store, 4,
-                    [&](int l) { return gm::strip_b_offset(K, ty(w, l, S) + S * j, tx(w, l, S)); }));
+    for (int j = 0; j * S < K; ++j) {
+      visit(smem::test::request("A strip store", Access::store, 4, 4,
+                                [&](int l) { return gm::strip_a_offset(K, ty(w, l, S), tx(w, l, S) + S * j); },
+                                active_lanes(w, [&](int t) { return t % S + S * j < K; })));
+      visit(smem::test::request("B strip store", Access::store, 4, 4,
+                                [&](int l) { return gm::strip_b_offset(K, ty(w, l, S) + S * j, tx(w, l, S)); },
+                                active_lanes(w, [&](int t) { return t / S + S * j < K; })));
     }
     for (int k = 0; k < K; ++k) {
       visit(request("A strip read `As[ty][k]`", Access::load, 4, [&](int l) { return gm::strip_a_offset(K, ty(w, l, S), k); }));
       visit(request("B strip read `Bs[k][tx]`", Access::load, 4, [&](int l) { return gm::strip_b_offset(K, k, tx(w, l, S)); }));
     }
   }
+}
+
+/// Not a kernel: step 3's A strip read with the rows K words apart instead of K + 1, to show what
+/// the +1 is for (warp 0 at k = 0).
+template <class Visit>
+void full_k_strip_read_without_pad(int K, Visit&& visit) {
+  constexpr int S = gm::kStrip;
+  visit(request("A strip read, row stride K", Access::load, 4, [&](int l) { return ty(0, l, S) * K; }));
 }
 
 /// Steps 4-6, one block of T x T threads and one window. Without the pad the compiler reads four
@@ -191,24 +177,5 @@ void copies(Visit&& visit) {
 }
 
 }  // namespace gemm_access
-
-/// The worst request of each access ("what") of a kernel, in the order the accesses first occur:
-/// walk(visit) calls visit(request) for every request.
-struct WorstAccess {
-  std::string what;
-  int width;
-  smem::bank::Cost cost;
-};
-template <class Walk>
-std::vector<WorstAccess> worst_by_access(Walk&& walk) {
-  std::vector<WorstAccess> out;
-  walk([&](const Request& r) {
-    const auto c = r.cost();
-    auto it = std::find_if(out.begin(), out.end(), [&](const WorstAccess& e) { return e.what == r.what; });
-    if (it == out.end()) out.push_back({r.what, r.width, c});
-    else if (c.wavefronts > it->cost.wavefronts) it->cost = c;
-  });
-  return out;
-}
 
 }  // namespace smem::test

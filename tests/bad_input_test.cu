@@ -2,9 +2,10 @@
 // (through the families' run() dispatchers) against every kind of bad argument.
 // - gpu suite, device buffers: each case returns cudaErrorInvalidValue with no output byte
 //   changed and no CUDA error left behind, or the documented result (empty sizes, K == 0,
-//   n == 0), or, for a precondition a variant may lift (alignment, large K), either the correct
-//   result or the error with the output untouched. With SMEM_BAD_INPUT_TABLE=<file>, the matrix
-//   is written there as a markdown table (tools/report.py puts it in the docs).
+//   n == 0), or, for a precondition a variant may lift (alignment, large K), what the variant's
+//   launch plan says: the correct result when it has a kernel for the case, the error with the
+//   output untouched when it has none. With SMEM_BAD_INPUT_TABLE=<file>, the matrix is written
+//   there as a markdown table (tools/report.py puts it in the docs).
 // - host suite, host pointers: a launch attempt would fail with a device error, not
 //   cudaErrorInvalidValue, so these prove that every launcher rejects its arguments before any
 //   CUDA call (and that a reduction's size query needs none).
@@ -65,20 +66,18 @@ void expect_rejected(const char* family, const char* c, const char* variant, cud
   matrix.add(family, c, variant, e == cudaErrorInvalidValue ? "invalid" : cudaGetErrorName(e));
 }
 
-// A precondition a variant may lift: either rejected with nothing written, or correct.
+// A precondition a variant may lift: when its plan has a kernel for the case (`planned`), the
+// correct result; otherwise rejected like any bad argument.
 template <class T, class Correct>
-void expect_handled_or_rejected(const char* family, const char* c, const char* variant, cudaError_t e,
-                                const DeviceBuffer<T>& out, Correct correct) {
+void expect_as_planned(const char* family, const char* c, const char* variant, bool planned, cudaError_t e,
+                       const DeviceBuffer<T>& out, Correct correct) {
+  if (!planned) return expect_rejected(family, c, variant, e, out);
   CAPTURE(c);
-  if (e == cudaErrorInvalidValue) {
-    CHECK(untouched(out));
-    matrix.add(family, c, variant, "invalid");
-  } else {
-    REQUIRE(e == cudaSuccess);
-    SMEM_CUDA_CHECK(cudaDeviceSynchronize());
-    CHECK(correct());
-    matrix.add(family, c, variant, "handled");
-  }
+  REQUIRE(e == cudaSuccess);
+  SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  const bool ok = correct();
+  CHECK(ok);
+  matrix.add(family, c, variant, ok ? "handled" : "wrong");
 }
 
 }  // namespace
@@ -104,24 +103,26 @@ TEST_SUITE("gpu") {
       expect_rejected("transpose", "out == nullptr", name, run(rows, cols, in.get(), nullptr), out);
       expect_rejected("transpose", "in == out", name, run(rows, cols, out.get(), out.get()), out);
       expect_rejected("transpose", "in overlaps out", name, run(rows, cols, out.get() + 7, out.get()), out);
-      {
-        const cudaError_t e = run(0, cols, in.get(), out.get());
+      for (int which = 0; which < 2; ++which) {
+        const cudaError_t e = which == 0 ? run(0, cols, in.get(), out.get()) : run(rows, 0, in.get(), out.get());
         CHECK(e == cudaSuccess);
         CHECK(untouched(out));
-        matrix.add("transpose", "rows == 0", name, e == cudaSuccess ? "no-op" : cudaGetErrorName(e));
+        matrix.add("transpose", which == 0 ? "rows == 0" : "cols == 0", name,
+                   e == cudaSuccess ? "no-op" : cudaGetErrorName(e));
       }
-      expect_handled_or_rejected("transpose", "in, out misaligned (+4 bytes)", name,
-                                 run(rows, cols, in.get() + 1, out.get() + 1), out, [&] {
-                                   const auto o = out.download();
-                                   for (int r = 0; r < rows; ++r)
-                                     for (int c = 0; c < cols; ++c) {
-                                       const float want = h[1 + std::size_t(r) * cols + c];
-                                       const float got = o[1 + (tr::transposes(v) ? std::size_t(c) * rows + r
-                                                                                  : std::size_t(r) * cols + c)];
-                                       if (std::memcmp(&want, &got, sizeof(float)) != 0) return false;
-                                     }
-                                   return true;
-                                 });
+      expect_as_planned("transpose", "in, out misaligned (+4 bytes)", name,
+                        tr::plan(v, rows, cols, in.get() + 1, out.get() + 1).kernel != nullptr,
+                        run(rows, cols, in.get() + 1, out.get() + 1), out, [&] {
+        const auto o = out.download();
+        for (int r = 0; r < rows; ++r)
+          for (int c = 0; c < cols; ++c) {
+            const float want = h[1 + std::size_t(r) * cols + c];
+            const float got = o[1 + (tr::transposes(v) ? std::size_t(c) * rows + r
+                                                       : std::size_t(r) * cols + c)];
+            if (std::memcmp(&want, &got, sizeof(float)) != 0) return false;
+          }
+        return true;
+      });
     }
   }
 
@@ -153,6 +154,7 @@ TEST_SUITE("gpu") {
       expect_rejected("gemm", "lda < K", name, run(M, N, K, 1, a, K - 1, b, N, 0, c, N), dC);
       expect_rejected("gemm", "ldb < N", name, run(M, N, K, 1, a, K, b, N - 1, 0, c, N), dC);
       expect_rejected("gemm", "ldc < N", name, run(M, N, K, 1, a, K, b, N, 0, c, N - 1), dC);
+      expect_rejected("gemm", "C == A", name, run(M, N, K, 1, c, K, b, N, 0, c, N), dC);
       expect_rejected("gemm", "C overlaps A", name, run(M, N, K, 1, c + 5, K, b, N, 0, c, N), dC);
       expect_rejected("gemm", "C overlaps B", name, run(M, N, K, 1, a, K, c + 5, N, 0, c, N), dC);
       for (int which = 0; which < 2; ++which) {
@@ -185,8 +187,9 @@ TEST_SUITE("gpu") {
           return true;
         };
       };
-      expect_handled_or_rejected("gemm", "A misaligned (+4 bytes)", name, run(M, N, K, 1, a + 1, K, b, N, 0, c, N), dC,
-                                 matches_reference(M, N, K, A, K, 1, B, N));
+      expect_as_planned("gemm", "A misaligned (+4 bytes)", name,
+                        gm::plan(v, M, N, K, a + 1, K, b, N, c, N).kernel != nullptr,
+                        run(M, N, K, 1, a + 1, K, b, N, 0, c, N), dC, matches_reference(M, N, K, A, K, 1, B, N));
       {  // A K far beyond what a full-K shared-memory strip can hold (1 x 1 output)
         // 2^12 under SMEM_SMALL (compute-sanitizer runs): still beyond a full-K strip (1815 on
         // an H200), and short enough for racecheck, which follows every shared access.
@@ -194,9 +197,10 @@ TEST_SUITE("gpu") {
         auto g2 = smem::test::rng(13);
         const auto bA = smem::test::random_vector<float>(big_k, g2), bB = smem::test::random_vector<float>(big_k, g2);
         DeviceBuffer<float> dbA(bA), dbB(bB);
-        expect_handled_or_rejected("gemm", "K = 2^20 (beyond a full-K strip)", name,
-                                   run(1, 1, big_k, 1, dbA.get(), big_k, dbB.get(), 1, 0, c, 1), dC,
-                                   matches_reference(1, 1, big_k, bA, big_k, 0, bB, 1));
+        expect_as_planned("gemm", "K = 2^20 (beyond a full-K strip)", name,
+                          gm::plan(v, 1, 1, big_k, dbA.get(), big_k, dbB.get(), 1, c, 1).kernel != nullptr,
+                          run(1, 1, big_k, 1, dbA.get(), big_k, dbB.get(), 1, 0, c, 1), dC,
+                          matches_reference(1, 1, big_k, bA, big_k, 0, bB, 1));
       }
     }
   }
@@ -243,12 +247,13 @@ TEST_SUITE("gpu") {
         CHECK(identity);
         matrix.add("reduction", "n == 0 (identity)", name, identity ? "identity" : "wrong");
       }
-      expect_handled_or_rejected("reduction", "in misaligned (+4 bytes)", name, run(in.get() + 1, n, out.get(), bytes),
-                                 out, [&] {
-                                   double sum = 0, mag = 0;
-                                   for (long long i = 1; i <= n; ++i) sum += h[i], mag += std::fabs(h[i]);
-                                   return std::fabs(out.download()[0] - sum) <= 2 * 1.2e-7 * std::log2(double(n)) * mag;
-                                 });
+      expect_as_planned("reduction", "in misaligned (+4 bytes)", name,
+                        rd::plan<float, rd::Sum>(v, n).kernel != nullptr, run(in.get() + 1, n, out.get(), bytes), out,
+                        [&] {
+        double sum = 0, mag = 0;
+        for (long long i = 1; i <= n; ++i) sum += h[i], mag += std::fabs(h[i]);
+        return std::fabs(out.download()[0] - sum) <= 2 * 1.2e-7 * std::log2(double(n)) * mag;
+      });
     }
   }
 
@@ -274,12 +279,16 @@ TEST_SUITE("gpu") {
       const bf16 *a = dA.get(), *b = dB.get(), *c = dC.get();
       bf16* d = dD.get();
       expect_rejected("tc_gemm", "M < 0", name, run(-1, N, K, a, K, b, N, c, N, d, N), dD);
+      expect_rejected("tc_gemm", "N < 0", name, run(M, -1, K, a, K, b, N, c, N, d, N), dD);
       expect_rejected("tc_gemm", "K < 0", name, run(M, N, -1, a, K, b, N, c, N, d, N), dD);
       expect_rejected("tc_gemm", "A == nullptr", name, run(M, N, K, nullptr, K, b, N, c, N, d, N), dD);
+      expect_rejected("tc_gemm", "B == nullptr", name, run(M, N, K, a, K, nullptr, N, c, N, d, N), dD);
       expect_rejected("tc_gemm", "C == nullptr, beta != 0", name, run(M, N, K, a, K, b, N, nullptr, N, d, N), dD);
       expect_rejected("tc_gemm", "D == nullptr", name, run(M, N, K, a, K, b, N, c, N, nullptr, N), dD);
       expect_rejected("tc_gemm", "lda < K", name, run(M, N, K, a, K - 1, b, N, c, N, d, N), dD);
+      expect_rejected("tc_gemm", "ldb < N", name, run(M, N, K, a, K, b, N - 1, c, N, d, N), dD);
       expect_rejected("tc_gemm", "ldd < N", name, run(M, N, K, a, K, b, N, c, N, d, N - 1), dD);
+      expect_rejected("tc_gemm", "D == A", name, run(M, N, K, d, K, b, N, c, N, d, N), dD);
       expect_rejected("tc_gemm", "D overlaps A", name, run(M, N, K, d + 3, K, b, N, c, N, d, N), dD);
       expect_rejected("tc_gemm", "D overlaps C, not equal", name, run(M, N, K, a, K, b, N, d + 1, N, d, N), dD);
       {
@@ -303,22 +312,23 @@ TEST_SUITE("gpu") {
         CHECK(ok);
         matrix.add("tc_gemm", "K == 0 (D = beta C)", name, ok ? "beta C" : "wrong");
       }
-      expect_handled_or_rejected("tc_gemm", "A, B 2-byte aligned (+2 bytes)", name,
-                                 run(M, N, K, a + 1, K, b + 1, N, c, N, d, N), dD, [&] {
-                                   const auto got = dD.download();
-                                   for (int i = 0; i < M; ++i)
-                                     for (int j = 0; j < N; ++j) {
-                                       double r = __bfloat162float(C0[std::size_t(i) * N + j]), s = std::fabs(r);
-                                       for (int k = 0; k < K; ++k) {
-                                         const double p = double(__bfloat162float(A[1 + std::size_t(i) * K + k])) *
-                                                          __bfloat162float(B[1 + std::size_t(k) * N + j]);
-                                         r += p, s += std::fabs(p);
-                                       }
-                                       const double x = __bfloat162float(got[std::size_t(i) * N + j]);
-                                       if (!(std::fabs(x - r) <= std::ldexp(std::fabs(r), -8) + 1e-5 * s)) return false;
-                                     }
-                                   return true;
-                                 });
+      expect_as_planned("tc_gemm", "A, B 2-byte aligned (+2 bytes)", name,
+                        tc::plan(v, M, N, K, a + 1, K, b + 1, N, c, N, d, N).kernel != nullptr,
+                        run(M, N, K, a + 1, K, b + 1, N, c, N, d, N), dD, [&] {
+        const auto got = dD.download();
+        for (int i = 0; i < M; ++i)
+          for (int j = 0; j < N; ++j) {
+            double r = __bfloat162float(C0[std::size_t(i) * N + j]), s = std::fabs(r);
+            for (int k = 0; k < K; ++k) {
+              const double p = double(__bfloat162float(A[1 + std::size_t(i) * K + k])) *
+                               __bfloat162float(B[1 + std::size_t(k) * N + j]);
+              r += p, s += std::fabs(p);
+            }
+            const double x = __bfloat162float(got[std::size_t(i) * N + j]);
+            if (!(std::fabs(x - r) <= std::ldexp(std::fabs(r), -8) + 1e-5 * s)) return false;
+          }
+        return true;
+      });
     }
   }
 
@@ -417,6 +427,7 @@ TEST_SUITE("host") {
       CHECK(run(M, N, K, A, K - 1, B, N, C, N) == cudaErrorInvalidValue);
       CHECK(run(M, N, K, A, K, B, N - 1, C, N) == cudaErrorInvalidValue);
       CHECK(run(M, N, K, A, K, B, N, C, N - 1) == cudaErrorInvalidValue);
+      CHECK(run(M, N, K, A, K, B, N, A, N) == cudaErrorInvalidValue);              // C == A
       CHECK(run(M, N, K, A, K, B, N, A + 3, N) == cudaErrorInvalidValue);          // C overlaps A
       CHECK(run(M, N, K, A, K, B, N, B + K * N - 1, N) == cudaErrorInvalidValue);  // C overlaps B's end
       CHECK(run(M, N, K, A, K, C - 1, N, C, N) == cudaErrorInvalidValue);          // B overlaps C's start
@@ -440,12 +451,16 @@ TEST_SUITE("host") {
       auto run = [&](int m, int n, int k, const bf16* a, int lda, const bf16* b, int ldb, const bf16* c, int ldc,
                      bf16* d, int ldd) { return tc::run(v, m, n, k, 1.0f, a, lda, b, ldb, 1.0f, c, ldc, d, ldd); };
       CHECK(run(-1, N, K, A, K, B, N, C, N, D, N) == cudaErrorInvalidValue);
+      CHECK(run(M, -64, K, A, K, B, N, C, N, D, N) == cudaErrorInvalidValue);
       CHECK(run(M, N, -1, A, K, B, N, C, N, D, N) == cudaErrorInvalidValue);
       CHECK(run(M, N, K, nullptr, K, B, N, C, N, D, N) == cudaErrorInvalidValue);
+      CHECK(run(M, N, K, A, K, nullptr, N, C, N, D, N) == cudaErrorInvalidValue);
       CHECK(run(M, N, K, A, K, B, N, nullptr, N, D, N) == cudaErrorInvalidValue);
       CHECK(run(M, N, K, A, K, B, N, C, N, nullptr, N) == cudaErrorInvalidValue);
       CHECK(run(M, N, K, A, K - 1, B, N, C, N, D, N) == cudaErrorInvalidValue);
+      CHECK(run(M, N, K, A, K, B, N - 1, C, N, D, N) == cudaErrorInvalidValue);
       CHECK(run(M, N, K, A, K, B, N, C, N, D, N - 1) == cudaErrorInvalidValue);
+      CHECK(run(M, N, K, A, K, B, N, C, N, A, N) == cudaErrorInvalidValue);      // D == A
       CHECK(run(M, N, K, A, K, B, N, C, N, A + 3, N) == cudaErrorInvalidValue);  // D overlaps A
       CHECK(run(M, N, K, A, K, B, N, D - 1, N, D, N) == cudaErrorInvalidValue);  // D overlaps C
       CHECK(run(0, N, K, nullptr, K, nullptr, N, nullptr, N, nullptr, N) == cudaSuccess);

@@ -1,7 +1,7 @@
 // SGEMM shared-memory banks (host suite): the bank model on every warp request of every kernel
-// (common/gemm_bank_access.hpp, written from the kernels' own maps): which accesses are
-// conflict-free and which conflict, and the totals held against Nsight Compute's counters
-// (results/<gpu>/banks.json).
+// (common/gemm_bank_access.hpp, written from the kernels' own maps; docs/bank_tables.cu prints
+// the same requests): which accesses are conflict-free and which conflict, and the totals held
+// against Nsight Compute's counters (results/<gpu>/banks.json).
 #include <doctest/doctest.h>
 
 #include <gemm/gemm.cuh>
@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
-#include <cstring>
 #include <optional>
 #include <set>
 #include <string>
@@ -21,25 +20,18 @@
 
 namespace gm = smem::gemm;
 namespace ga = smem::test::gemm_access;
-using smem::bank::ideal_wavefronts;
-using smem::bank::wavefronts_of;
-using smem::test::Access;
 using smem::test::BankPrediction;
 using smem::test::Request;
 
 namespace {
 
-// Tallies requests as Nsight Compute's SASS-level counters do: loads, stores, and the copies'
-// wavefronts (times `copy_repeats`, the blocks and K-tiles of the launch).
+// Tallies requests as Nsight Compute's SASS-level counters do: loads and stores of one block and
+// one K-tile, and the copies' wavefronts times `copy_repeats` (the blocks and K-tiles of the
+// launch).
 struct Tallier {
   BankPrediction p;
   double copy_repeats = 1;
-  void operator()(const Request& r) {
-    const int w = r.cost().wavefronts;
-    if (r.kind == Access::load) p.ld.add(w);
-    else if (r.kind == Access::store) p.st.add(w);
-    else p.ldgsts_wavefronts += w * copy_repeats;
-  }
+  void operator()(const Request& r) { p.add(r, copy_repeats); }
 };
 
 template <class S>
@@ -131,7 +123,7 @@ TEST_SUITE("host") {
       check_accesses([K](auto&& v) { ga::full_k_strip(K, v); }, {{"A strip store", 2}});
     }
     // Without the +1, K = 1024 puts both rows in one bank: 2 wavefronts.
-    CHECK(wavefronts_of([&](int l) { return (l / 16 * 1024 + 3) * 4; }, 4) == 2);
+    ga::full_k_strip_read_without_pad(1024, [](const Request& r) { CHECK(r.cost().wavefronts == 2); });
   }
 
   TEST_CASE("blocktiling: steps 7 and 8") {

@@ -8,6 +8,7 @@
 #include <tc_gemm/tc_gemm.cuh>
 #include <transpose/transpose.cuh>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <vector>
@@ -65,19 +66,34 @@ TEST_SUITE("gpu") {
     namespace rd = smem::reduction;
     const long long n = 1000003;
     auto g = smem::test::rng(2);
+    // int: the exact sum; float: bit for bit the result of the same call made eagerly (a fixed
+    // reduction order).
     const auto h = smem::test::random_vector<int>(std::size_t(n), g, -1000, 1000);
     const long long expect = std::accumulate(h.begin(), h.end(), 0LL);
     DeviceBuffer<int> in(h), out(1);
+    DeviceBuffer<float> fin(smem::test::random_vector<float>(std::size_t(n), g)), fout(1);
     for (auto v : rd::kAllVariants) {
       CAPTURE(rd::name(v));
-      std::size_t bytes = 0;
+      std::size_t bytes = 0, fbytes = 0;
       REQUIRE(rd::run<int>(v, nullptr, bytes, in.get(), n, out.get(), rd::Sum{}, 0) == cudaSuccess);
-      DeviceBuffer<unsigned char> temp(bytes);
+      REQUIRE(rd::run<float>(v, nullptr, fbytes, fin.get(), n, fout.get(), rd::Sum{}, 0.0f) == cudaSuccess);
+      DeviceBuffer<unsigned char> temp(bytes), ftemp(fbytes);
       out.poison();
       capture_and_replay([&](cudaStream_t s) {
         return rd::run<int>(v, temp.get(), bytes, in.get(), n, out.get(), rd::Sum{}, 0, s);
       });
       CHECK(out.download()[0] == expect);
+
+      fout.poison();
+      REQUIRE(rd::run<float>(v, ftemp.get(), fbytes, fin.get(), n, fout.get(), rd::Sum{}, 0.0f) == cudaSuccess);
+      SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+      const auto eager = fout.download();
+      REQUIRE(!std::isnan(eager[0]));
+      fout.poison();
+      capture_and_replay([&](cudaStream_t s) {
+        return rd::run<float>(v, ftemp.get(), fbytes, fin.get(), n, fout.get(), rd::Sum{}, 0.0f, s);
+      });
+      CHECK(smem::test::first_bit_mismatch(fout.download(), eager) == -1);
     }
   }
 

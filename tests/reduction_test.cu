@@ -1,18 +1,21 @@
 // Reduction: every variant x type x n, sum and max, against a compensated float64 CPU reference
-// and cub::DeviceReduce; NaN and infinities; determinism; n = 2^31 + 3; the bank model on the
-// kernels' own shared-memory index functions (bad arguments: bad_input_test.cu; graph capture:
-// graph_test.cu).
+// and cub::DeviceReduce; NaN and infinities (NaN propagates); determinism; n = 2^31 + 3; the bank
+// model on every warp request of the kernels (common/reduction_bank_access.hpp, from the kernels'
+// own index functions; docs/bank_tables.cu prints the same requests), held against Nsight
+// Compute's counters. (Bad arguments: bad_input_test.cu; graph capture: graph_test.cu.)
 #include <cub/device/device_reduce.cuh>
 #include <doctest/doctest.h>
 
 #include <reduction/reduction.cuh>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "bank_evidence.hpp"
@@ -21,9 +24,9 @@
 #include "device_buffer.hpp"
 #include "gpu.hpp"
 #include "random.hpp"
+#include "reduction_bank_access.hpp"
 
 namespace rd = smem::reduction;
-using smem::bank::wavefronts_of;
 using smem::test::DeviceBuffer;
 
 namespace {
@@ -203,42 +206,80 @@ TEST_SUITE("gpu") {
 
   TEST_CASE_TEMPLATE("NaN and infinities: NaN propagates through sum and max, inf + -inf is NaN", T, float,
                      double) {
+    // The documented rule (reduction_common.cuh, as numpy and torch): a NaN anywhere makes the sum
+    // and the max NaN; a sum with both infinities is NaN, with one of them that infinity; the max
+    // of NaN-free data is its largest value. Every variant and CUB (with the same ops) against it.
     const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
-    const long long n = smem::test::small_shapes_only() ? 4099 : 1000003;
-    auto g = smem::test::rng(77);
-    const auto base = smem::test::random_vector<T>(std::size_t(n), g);
-    struct Case {
-      const char* what;
-      std::vector<std::pair<long long, T>> set;  // (index, value) written over the random data
-      bool all_nan;
-      double sum;  // NaN: the sum is NaN; +-inf: that infinity; 0: finite (checked elsewhere)
-      double max;  // NaN, +inf, or 0: finite
-    };
-    const Case cases[] = {
-        {"NaN first", {{0, nan}}, false, NAN, NAN},
-        {"NaN in the middle", {{n / 2 + 1, nan}}, false, NAN, NAN},
-        {"NaN last", {{n - 1, nan}}, false, NAN, NAN},
-        {"all NaN", {}, true, NAN, NAN},
-        {"+inf", {{n / 3, inf}}, false, INFINITY, INFINITY},
-        {"-inf", {{n / 5, -inf}}, false, -INFINITY, 0},
-        {"+inf and -inf", {{7, inf}, {n - 2, -inf}}, false, NAN, INFINITY},
-        {"-inf and NaN", {{3, -inf}, {n - 5, nan}}, false, NAN, NAN},
-    };
-    for (const auto& c : cases) {
-      CAPTURE(c.what);
-      std::vector<T> h = base;
-      if (c.all_nan) std::fill(h.begin(), h.end(), nan);
-      for (auto [i, x] : c.set) h[std::size_t(i)] = x;
-      DeviceBuffer<T> in(h);
-      for (auto v : rd::kAllVariants) {
-        CAPTURE(rd::name(v));
-        const double sum = double(run_variant(v, in.get(), n, rd::Sum{}, T(0)));
-        const double mx = double(run_variant(v, in.get(), n, rd::Max{}, rd::Max::identity<T>()));
-        if (std::isnan(c.sum)) CHECK(std::isnan(sum));
-        else if (std::isinf(c.sum)) CHECK(sum == c.sum);
-        if (std::isnan(c.max)) CHECK(std::isnan(mx));
-        else if (std::isinf(c.max)) CHECK(mx == c.max);
-        else CHECK((std::isfinite(mx) && mx <= 1.0));
+    const long long big = smem::test::small_shapes_only() ? 4099 : 1000003;
+    for (long long n : {37LL, big}) {  // one block, and many (with a tail after the vectors)
+      CAPTURE(n);
+      auto g = smem::test::rng(77 + std::uint64_t(n));
+      const auto base = smem::test::random_vector<T>(std::size_t(n), g);
+      struct Case {
+        const char* what;
+        std::vector<std::pair<long long, T>> set;  // (index, value) written over the random data
+        T fill;                                    // 0: keep the random data; else every element
+        double sum;                                // NaN, +-inf, or 0: finite
+        double max;                                // NaN, +-inf, or 0: finite
+      };
+      const Case cases[] = {
+          {"NaN first", {{0, nan}}, 0, NAN, NAN},
+          {"NaN in the middle", {{n / 2 + 1, nan}}, 0, NAN, NAN},
+          {"NaN last", {{n - 1, nan}}, 0, NAN, NAN},
+          {"all NaN", {}, nan, NAN, NAN},
+          {"+inf", {{n / 3, inf}}, 0, INFINITY, INFINITY},
+          {"-inf", {{n / 5, -inf}}, 0, -INFINITY, 0},
+          {"all -inf", {}, -inf, -INFINITY, -INFINITY},
+          {"+inf first and last", {{0, inf}, {n - 1, inf}}, 0, INFINITY, INFINITY},
+          {"+inf and -inf", {{7, inf}, {n - 2, -inf}}, 0, NAN, INFINITY},
+          {"-inf and NaN", {{3, -inf}, {n - 5, nan}}, 0, NAN, NAN},
+          {"+inf and NaN last", {{1, inf}, {n - 1, nan}}, 0, NAN, NAN},
+      };
+      for (const auto& c : cases) {
+        CAPTURE(c.what);
+        std::vector<T> h = base;
+        if (c.fill != T(0)) std::fill(h.begin(), h.end(), c.fill);
+        for (auto [i, x] : c.set) h[std::size_t(i)] = x;
+        // The float64 reference, by the rule and without the recipe's ops.
+        bool any_nan = false, pos_inf = false, neg_inf = false;
+        T largest = -inf;
+        std::vector<T> finite;
+        for (T x : h) {
+          if (std::isnan(x)) {
+            any_nan = true;
+            continue;
+          }
+          largest = std::max(largest, x);
+          if (x == inf) pos_inf = true;
+          else if (x == -inf) neg_inf = true;
+          else finite.push_back(x);
+        }
+        const HostRef finite_sum = host_sum(finite);
+        const double want_sum = any_nan || (pos_inf && neg_inf) ? NAN : pos_inf ? INFINITY : neg_inf ? -INFINITY
+                                                                                              : finite_sum.sum;
+        const double want_max = any_nan ? NAN : double(largest);
+        // The table states the rule's answer; the reference must agree with it.
+        REQUIRE(std::isnan(want_sum) == std::isnan(c.sum));
+        REQUIRE(std::isnan(want_max) == std::isnan(c.max));
+        if (std::isinf(c.sum)) REQUIRE(want_sum == c.sum);
+        if (std::isinf(c.max)) REQUIRE(want_max == c.max);
+        if (c.max == 0) REQUIRE(std::isfinite(want_max));
+        auto check_rule = [&](const char* who, T sum, T mx) {
+          CAPTURE(who);
+          CAPTURE(double(sum));
+          CAPTURE(double(mx));
+          if (std::isnan(want_sum)) CHECK(std::isnan(sum));
+          else if (std::isinf(want_sum)) CHECK(double(sum) == want_sum);
+          else CHECK(std::fabs(double(sum) - want_sum) <= tolerance<T>(n, finite_sum.abs_sum));
+          if (std::isnan(want_max)) CHECK(std::isnan(mx));
+          else CHECK(smem::test::first_bit_mismatch(std::vector<T>{mx}, std::vector<T>{T(want_max)}) == -1);
+        };
+        DeviceBuffer<T> in(h);
+        check_rule("cub::DeviceReduce", cub_reduce(in.get(), n, rd::Sum{}, T(0)),
+                   cub_reduce(in.get(), n, rd::Max{}, rd::Max::identity<T>()));
+        for (auto v : rd::kAllVariants)
+          check_rule(rd::name(v), run_variant(v, in.get(), n, rd::Sum{}, T(0)),
+                     run_variant(v, in.get(), n, rd::Max{}, rd::Max::identity<T>()));
       }
     }
   }
@@ -246,100 +287,49 @@ TEST_SUITE("gpu") {
 
 namespace {
 
+namespace ra = smem::test::reduction_access;
+using smem::test::Request;
+
 // The bank model's prediction for each kernel of one block (the profiled launch's blocks are all
-// full), request by request: a request whose lanes are all inactive is not counted, as in
-// Nsight Compute's SASS-level counters. T is float: the profiled type.
-using smem::bank::Tally;
-using smem::test::BankPrediction;
-constexpr int kTreeWarps = rd::kTreeThreads / 32;
-
-// One access of every warp of a tree block: word(tid) is the float offset thread tid touches
-// when take(tid) holds.
-template <class Take, class Word>
-void tree_access(Tally& t, Take&& take, Word&& word, int width = 4) {
-  for (int w = 0; w < kTreeWarps; ++w) {
-    std::uint32_t active = 0;
-    for (int l = 0; l < 32; ++l)
-      if (take(32 * w + l)) active |= 1u << l;
-    t.add(wavefronts_of([&](int l) { return 4 * word(32 * w + l); }, width, active));
-  }
-}
-
-// s[tid] = value, by every thread, before the tree.
-void tree_fill(BankPrediction& p) {
-  tree_access(p.st, [](int) { return true; }, [](int t) { return t; });
-}
-
-// A round s[k] = op(s[k], s[k + stride]) by the threads with take(tid), at k = index(tid).
-template <class Take, class Index>
-void tree_round(BankPrediction& p, unsigned stride, Take&& take, Index&& index) {
-  tree_access(p.ld, take, index);
-  tree_access(p.ld, take, [&](int t) { return index(t) + int(stride); });
-  tree_access(p.st, take, index);
-}
-
-BankPrediction divergent_prediction() {
-  BankPrediction p;
-  tree_fill(p);
-  for (unsigned s = 1; s < unsigned(rd::kTreeThreads); s *= 2)
-    tree_round(p, s, [&](int t) { return t % (2 * s) == 0; }, [](int t) { return t; });
-  p.ld.add(1);  // thread 0 reads s[0]
-  return p;
-}
-
-// In the first round (stride 1) the compiler reads s[k] and s[k + 1] as one 8-byte load
-// (SASS: LDS.64): k = 2 tid is even.
-BankPrediction strided_prediction() {
-  BankPrediction p;
-  tree_fill(p);
-  auto take = [](unsigned s) { return [s](int t) { return rd::strided_index(s, t) < unsigned(rd::kTreeThreads); }; };
-  auto index = [](unsigned s) { return [s](int t) { return int(rd::strided_index(s, t)); }; };
-  tree_access(p.ld, take(1), index(1), 8);
-  tree_access(p.st, take(1), index(1));
-  for (unsigned s = 2; s < unsigned(rd::kTreeThreads); s *= 2) tree_round(p, s, take(s), index(s));
-  p.ld.add(1);
-  return p;
-}
-
-// Steps 3-4: every round down to stride 1, then thread 0 reads s[0]. Steps 5-6 stop at stride 64
-// and the first warp reads s[tid] and s[tid + 32] into registers.
-BankPrediction sequential_prediction(unsigned last_stride) {
-  BankPrediction p;
-  tree_fill(p);
-  for (unsigned s = rd::kTreeThreads / 2; s >= last_stride; s /= 2)
-    tree_round(p, s, [s](int t) { return t < int(s); }, [](int t) { return t; });
-  if (last_stride == 1) {
-    p.ld.add(1);
-  } else {
-    tree_access(p.ld, [](int t) { return t < 32; }, [](int t) { return t; });
-    tree_access(p.ld, [](int t) { return t < 32; }, [](int t) { return t + 32; });
-  }
-  return p;
-}
-
-// Steps 7-9 with 1024 threads: lane 0 of each warp stores its warp's value, warp 0 reads them
-// back; the single-pass steps add the `last` flag (one byte: thread 0 writes it, every warp reads
-// it). Step 9's block reduction is cub::BlockReduce, whose shared layout is CUB's.
-BankPrediction stride_prediction(bool single_pass) {
-  BankPrediction p;
-  constexpr int kWarps = rd::kStrideThreads / 32;
-  p.st.add(wavefronts_of([](int) { return 0; }, 4, 1u), kWarps);   // warp_results[warp], lane 0
-  p.ld.add(wavefronts_of([](int l) { return 4 * (l % kWarps); }, 4));  // warp_results[lane % kWarps]
-  if (single_pass) {
-    p.st.add(wavefronts_of([](int) { return 0; }, 1, 1u));
-    p.ld.add(wavefronts_of([](int) { return 0; }, 1), kWarps);
-  }
-  return p;
-}
-
-std::optional<BankPrediction> reduction_bank_prediction(const std::string& variant) {
-  if (variant == "interleaved_divergent") return divergent_prediction();
-  if (variant == "interleaved_strided") return strided_prediction();
-  if (variant == "sequential" || variant == "first_add") return sequential_prediction(1);
-  if (variant == "warp_shuffle" || variant == "unrolled") return sequential_prediction(64);
-  if (variant == "grid_stride") return stride_prediction(false);
-  if (variant == "single_pass") return stride_prediction(true);
+// full), from every warp request of common/reduction_bank_access.hpp. T is float: the profiled
+// type.
+std::optional<smem::test::BankPrediction> reduction_bank_prediction(const std::string& variant) {
+  using smem::test::predict;
+  using T = float;
+  if (variant == "interleaved_divergent") return predict([](auto&& v) { ra::interleaved_divergent<T>(v); });
+  if (variant == "interleaved_strided") return predict([](auto&& v) { ra::interleaved_strided<T>(v); });
+  if (variant == "sequential" || variant == "first_add") return predict([](auto&& v) { ra::sequential<T>(1, v); });
+  if (variant == "warp_shuffle" || variant == "unrolled") return predict([](auto&& v) { ra::sequential<T>(64, v); });
+  if (variant == "grid_stride") return predict([](auto&& v) { ra::grid_stride<T>(false, v); });
+  if (variant == "single_pass") return predict([](auto&& v) { ra::grid_stride<T>(true, v); });
   return std::nullopt;  // cub_block
+}
+
+// The worst request of a round of warp w (its two loads s[k], s[k + stride] and the store).
+template <class T>
+smem::bank::Cost strided_round(unsigned stride, int w) {
+  return smem::test::worst_request([&](auto&& v) { ra::strided_round<T>(w, stride, v); });
+}
+template <class T>
+smem::bank::Cost sequential_round(unsigned stride, int w) {
+  return smem::test::worst_request([&](auto&& v) { ra::sequential_round<T>(w, stride, v); });
+}
+
+// Conflict-free for a request: no more wavefronts than its active lanes' bytes need at 128 bytes
+// per wavefront, e.g. 2 for 32 lanes of 8 bytes, 1 for 8 lanes of 8 bytes.
+template <class T>
+void check_sequential_conflict_free() {
+  for (unsigned s = rd::kTreeThreads / 2; s > 0; s /= 2)
+    for (int w = 0; unsigned(32 * w) < s; ++w) {
+      CAPTURE(s);
+      CAPTURE(w);
+      ra::sequential_round<T>(w, s, [](const Request& r) {
+        CAPTURE(r.what);
+        const int fewest = (__builtin_popcount(r.active) * int(sizeof(T)) + 127) / 128;
+        CHECK(fewest >= 1);
+        CHECK(r.cost().wavefronts == fewest);
+      });
+    }
 }
 
 }  // namespace
@@ -378,47 +368,9 @@ TEST_SUITE("host") {
     CHECK(rd::Sum::identity<long long>() == 0);
   }
 
-  // The bank model on the kernels' index functions: lane l of warp 0 is thread l; a thread
-  // takes part in a round when its index is inside the 256-value block (step 2) or tid < stride
-  // (steps 3-6). Both accesses of a round are checked: s[k] and s[k + stride].
-  template <class T>
-  int strided_round(unsigned stride, unsigned warp) {
-    std::uint32_t active = 0;
-    for (unsigned l = 0; l < 32; ++l)
-      if (rd::strided_index(stride, 32 * warp + l) < unsigned(rd::kTreeThreads)) active |= 1u << l;
-    if (!active) return 0;
-    const int a = wavefronts_of([&](int l) { return rd::strided_index(stride, 32 * warp + l) * sizeof(T); },
-                                sizeof(T), active);
-    const int b = wavefronts_of(
-        [&](int l) { return (rd::strided_index(stride, 32 * warp + l) + stride) * sizeof(T); }, sizeof(T), active);
-    return a > b ? a : b;
-  }
-  // Conflict-free for a request: no more wavefronts than its active lanes' bytes need at 128
-  // bytes per wavefront, e.g. 2 for 32 lanes of 8 bytes, 1 for 8 lanes of 8 bytes.
-  template <class T>
-  int sequential_round(unsigned stride, unsigned warp, int* fewest) {
-    std::uint32_t active = 0;
-    for (unsigned l = 0; l < 32; ++l)
-      if (32 * warp + l < stride) active |= 1u << l;
-    *fewest = (__builtin_popcount(active) * int(sizeof(T)) + 127) / 128;
-    if (!active) return 0;
-    const int a = wavefronts_of([&](int l) { return (32 * warp + l) * sizeof(T); }, sizeof(T), active);
-    const int b = wavefronts_of([&](int l) { return rd::sequential_partner(stride, 32 * warp + l) * sizeof(T); },
-                                sizeof(T), active);
-    return a > b ? a : b;
-  }
-  template <class T>
-  void check_sequential_conflict_free() {
-    for (unsigned s = rd::kTreeThreads / 2; s > 0; s /= 2)
-      for (unsigned w = 0; w * 32 < s; ++w) {
-        CAPTURE(s);
-        CAPTURE(w);
-        int fewest = 0;
-        CHECK(sequential_round<T>(s, w, &fewest) == fewest);
-        CHECK(fewest >= 1);
-      }
-  }
-
+  // The bank model on every warp request of the trees (common/reduction_bank_access.hpp, from the
+  // kernels' own index functions): a thread takes part in a round when its index is inside the
+  // 256-value block (step 2) or tid < stride (steps 3-6).
   TEST_CASE("bank model: the strided index 2*s*tid conflicts, sequential addressing does not") {
     // 4-byte values: rounds s = 1, 2, 4, ..., 128 of warp 0 (the one warp busy in every round).
     const int expect4[] = {2, 4, 8, 8, 8, 4, 2, 1};
@@ -426,8 +378,8 @@ TEST_SUITE("host") {
     int r = 0;
     for (unsigned s = 1; s < unsigned(rd::kTreeThreads); s *= 2, ++r) {
       CAPTURE(s);
-      CHECK(strided_round<float>(s, 0) == expect4[r]);
-      CHECK(strided_round<double>(s, 0) == expect8[r]);
+      CHECK(strided_round<float>(s, 0).wavefronts == expect4[r]);
+      CHECK(strided_round<double>(s, 0).wavefronts == expect8[r]);
     }
     check_sequential_conflict_free<float>();
     check_sequential_conflict_free<double>();
@@ -440,11 +392,11 @@ TEST_SUITE("host") {
     // 32 / (2 s) lanes of each warp do work while every warp issues the instruction.
     for (unsigned s = 1; s <= 16; s *= 2) {
       CAPTURE(s);
-      std::uint32_t active = 0;
-      for (unsigned l = 0; l < 32; ++l)
-        if (l % (2 * s) == 0) active |= 1u << l;
-      CHECK(__builtin_popcount(active) == int(32 / (2 * s)));
-      CHECK(wavefronts_of([&](int l) { return (l + s) * 4; }, 4, active) == 1);
+      ra::divergent_round<float>(0, s, [&](const Request& r) {
+        CAPTURE(r.what);
+        CHECK(__builtin_popcount(r.active) == int(32 / (2 * s)));
+        CHECK(r.cost().wavefronts == 1);
+      });
     }
   }
 

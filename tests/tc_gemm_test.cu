@@ -2,7 +2,9 @@
 // reference on the bf16 inputs, element by element within a bound derived from K and the bf16
 // rounding of D, on odd shapes, wide and odd leading dimensions, misaligned operands (the
 // element-wise paths), in place (D == C), with NaN-poisoned outputs; the large shapes against
-// cuBLAS. Host suite: the bank model on the kernels' own layouts and copy maps.
+// cuBLAS. Host suite: the bank model on the kernels' own layouts and copy maps, and the contract
+// (what check_args() decides; every launcher on bad arguments: bad_input_test.cu; graph capture:
+// graph_test.cu).
 #include <doctest/doctest.h>
 #include <cublas_v2.h>
 
@@ -233,7 +235,7 @@ TEST_SUITE("host") {
       }
   }
 
-  TEST_CASE("tc_gemm contract: bad arguments are rejected before any CUDA call") {
+  TEST_CASE("tc_gemm contract: what check_args() makes of degenerate, in-place and overlapping operands") {
     std::vector<bf16> buf(4 * 64 * 64);
     bf16 *A = buf.data(), *B = A + 64 * 64, *C = B + 64 * 64, *D = C + 64 * 64;
     using tc::Args;
@@ -251,10 +253,5 @@ TEST_SUITE("host") {
     CHECK(tc::check_args(64, 64, 0, 1.0f, nullptr, 64, nullptr, 64, 1.0f, C, 64, D, 64) == Args::scale_only);
     const auto odd = reinterpret_cast<bf16*>(reinterpret_cast<char*>(D) + 1);
     CHECK(tc::check_args(64, 64, 64, 1.0f, A, 64, B, 64, 1.0f, C, 64, odd, 64) == Args::invalid);
-    for (auto v : tc::kAllVariants) {
-      CAPTURE(tc::name(v));
-      CHECK(tc::run(v, 64, 64, 64, 1.0f, A, 64, B, 64, 1.0f, C, 64, A, 64) == cudaErrorInvalidValue);
-      CHECK(tc::run(v, 64, -64, 64, 1.0f, A, 64, B, 64, 1.0f, C, 64, D, 64) == cudaErrorInvalidValue);
-    }
   }
 }
