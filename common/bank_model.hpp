@@ -84,6 +84,14 @@ inline Cost cost(const std::array<std::int64_t, 32>& byte_addr, int width, std::
   return phased_cost(byte_addr, width, active, lanes_per_phase);
 }
 
+/// The cost of one ldmatrix.x4 (or .x2, .x1 with fewer active lanes): each 8 x 8 matrix is one
+/// phase, the eight 16-byte rows its eight lanes name, however the lanes' addresses repeat
+/// (measured on the H200 with Nsight Compute's LDSM counters: 4 wavefronts per instruction when
+/// every matrix's rows sit in distinct banks, 32 when they all start on one bank).
+inline Cost ldmatrix_cost(const std::array<std::int64_t, 32>& byte_addr, std::uint32_t active = 0xffffffffu) {
+  return phased_cost(byte_addr, 16, active, 8);
+}
+
 /// The cost of one warp-wide cp.async copy into shared memory: 8 lanes per phase.
 inline Cost copy_cost(const std::array<std::int64_t, 32>& byte_addr, int width, std::uint32_t active = 0xffffffffu) {
   return phased_cost(byte_addr, width, active, 8);

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "bank_evidence.hpp"
 #include "bank_model.hpp"
 #include "compare.hpp"
 #include "cublas_handle.hpp"
@@ -191,15 +192,17 @@ TEST_SUITE("host") {
   using smem::bank::copy_cost_of;
   using smem::bank::cost_of;
 
-  // ldmatrix.x4: lane l gives the 16-byte row l % 8 of matrix l / 8; each matrix is one phase of
-  // 8 lanes, as in a 16-byte load. The A fragment at (row 16 i, column kk) of a warp's tile.
+  // ldmatrix.x4 through the kernels' lane maps: the A fragment at (row 16 i, column kk) and the
+  // B fragments at (row kk, column 16 j) of a warp's tile.
   template <class L>
   smem::bank::Cost a_ldmatrix(int i, int kk) {
-    return cost_of([&](int l) { return L::offset(16 * i + l % 16, kk + l / 16 * 8) * 2; }, 16);
+    return smem::bank::ldmatrix_cost(smem::bank::lane_addresses(
+        [&](int l) { return L::offset(16 * i + tc::ldsm_a_row(l), kk + tc::ldsm_a_col(l)) * 2; }));
   }
   template <class L>
   smem::bank::Cost b_ldmatrix(int j, int kk) {
-    return cost_of([&](int l) { return L::offset(kk + l % 8 + (l / 8 % 2) * 8, 16 * j + l / 16 * 8) * 2; }, 16);
+    return smem::bank::ldmatrix_cost(smem::bank::lane_addresses(
+        [&](int l) { return L::offset(kk + tc::ldsm_b_row(l), 16 * j + tc::ldsm_b_col(l)) * 2; }));
   }
 
   TEST_CASE("tc_gemm bank model: ldmatrix 8-way on row-major tiles, conflict-free padded and swizzled") {
@@ -253,5 +256,26 @@ TEST_SUITE("host") {
     CHECK(tc::check_args(64, 64, 0, 1.0f, nullptr, 64, nullptr, 64, 1.0f, C, 64, D, 64) == Args::scale_only);
     const auto odd = reinterpret_cast<bf16*>(reinterpret_cast<char*>(D) + 1);
     CHECK(tc::check_args(64, 64, 64, 1.0f, A, 64, B, 64, 1.0f, C, 64, odd, 64) == Args::invalid);
+  }
+
+  TEST_CASE("tc_gemm bank model agrees with Nsight Compute's ldmatrix and store wavefronts (results/*/banks.json)") {
+    // Every ldmatrix of a kernel reads the same layout: its wavefronts per LDSM instruction are
+    // one fragment's. Steps 3-5 store their tiles with 16-byte stores through load_tile.
+    int compared = 0;
+    for (const auto& m : smem::test::load_bank_measurements(SMEM_RESULTS_DIR)) {
+      if (m.benchmark.rfind("tc_gemm/", 0) != 0 || !m.has("sass_ldsm_instructions") || m["sass_ldsm_instructions"] == 0)
+        continue;
+      CAPTURE(m.gpu_file);
+      CAPTURE(m.benchmark);
+      const std::string v = m.benchmark.substr(8, m.benchmark.find('/', 8) - 8);
+      const int a = v == "mma_ldmatrix" ? a_ldmatrix<tc::LdmatrixA>(0, 0).wavefronts
+                    : v == "padded"     ? a_ldmatrix<tc::PaddedA>(0, 0).wavefronts
+                                        : a_ldmatrix<tc::SwizzledA>(0, 0).wavefronts;
+      CHECK(m["sass_ldsm_wavefronts_per_instruction"] == doctest::Approx(a).epsilon(0.001));
+      if (v == "mma_ldmatrix" || v == "padded" || v == "swizzled")
+        CHECK(m["sass_st_wavefronts_per_instruction"] == doctest::Approx(4).epsilon(0.001));
+      ++compared;
+    }
+    MESSAGE("compared " << compared << " tc_gemm kernels with their measurements");
   }
 }

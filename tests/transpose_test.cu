@@ -83,22 +83,9 @@ namespace ta = smem::test::transpose_access;
 using smem::test::Access;
 using smem::test::Request;
 
-// TEMPORARY, until results/*/banks.json is measured again: the measurements name steps 3-5 by
-// their names before the rename (smem_tile_32x32, padded_32x33, swizzled_32x32). Delete this
-// table once the file carries the new names; the evidence test passes with either.
-constexpr std::pair<const char*, const char*> kRenamedVariants[] = {
-    {"smem_tile_32x32", "smem_tile"}, {"padded_32x33", "padded"}, {"swizzled_32x32", "swizzled"}};
-
-std::string current_name(const std::string& variant) {
-  for (const auto& [old_name, new_name] : kRenamedVariants)
-    if (variant == old_name) return new_name;
-  return variant;
-}
-
 // The model's prediction for each kernel: every warp request of one tile (every warp, every j).
 template <class T>
-std::optional<smem::test::BankPrediction> predicted(const std::string& measured_variant) {
-  const std::string variant = current_name(measured_variant);
+std::optional<smem::test::BankPrediction> predicted(const std::string& variant) {
   if (variant == "smem_copy") return smem::test::predict([](auto&& v) { ta::smem_copy<T>(v); });
   if (variant == "smem_tile") return smem::test::predict([](auto&& v) { ta::tile<tr::UnpaddedLayout, T>(v); });
   if (variant == "padded") return smem::test::predict([](auto&& v) { ta::tile<tr::PaddedLayout, T>(v); });
@@ -164,8 +151,6 @@ TEST_SUITE("host") {
   }
 
   TEST_CASE("bank model agrees with Nsight Compute's measured wavefronts (results/*/banks.json)") {
-    CHECK(current_name("smem_tile_32x32") == "smem_tile");
-    CHECK(current_name("padded") == "padded");
     // Every profiled shape has full tiles.
     const auto not_modelled = smem::test::check_bank_evidence(
         "transpose", [](const std::string& v, const smem::test::BankMeasurement& m) {

@@ -34,6 +34,8 @@ METRICS = {
     "sass_ld_wavefronts": "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
     "sass_st_wavefronts": "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
     "sass_ldgsts_wavefronts": "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
+    "sass_ldsm_instructions": "smsp__sass_inst_executed_op_ldsm.sum",
+    "sass_ldsm_wavefronts": "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
 }
 BASELINES = {"memcpy", "cublas_geam", "cub", "cublas", "mma_roof"}
 DEFAULT_SHAPES = {
@@ -83,7 +85,7 @@ def main(build, out_path, *shape_args):
                 continue
             entry = {"benchmark": bench, "family": family, "variant": variant, "kernel": kernel}
             entry.update(values)
-            for op in ("ld", "st", "sass_ld", "sass_st"):
+            for op in ("ld", "st", "sass_ld", "sass_st", "sass_ldsm"):
                 n = values[f"{op}_instructions"]
                 entry[f"{op}_wavefronts_per_instruction"] = values[f"{op}_wavefronts"] / n if n else 0.0
             entries.append(entry)

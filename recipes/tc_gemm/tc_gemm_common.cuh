@@ -288,11 +288,20 @@ __device__ __forceinline__ void copy_tile_async_interior(bf16* s, const bf16* g,
 // ---- Steps 3 to 7: the warp's fragments and its mma tile. ----
 
 //! [warp mma]
+/// The 16-byte row that lane `lane` gives to ldmatrix.x4 for a 16 x 16 block: of A (m x k, the
+/// four matrices in the order of the mma's A fragment) row lane % 16, column 8 (lane / 16); of B
+/// (k x n, read transposed: b0, b1 of two n8 blocks) row lane % 8 + 8 (lane / 8 % 2), column
+/// 8 (lane / 16).
+__host__ __device__ constexpr int ldsm_a_row(int lane) { return lane % 16; }
+__host__ __device__ constexpr int ldsm_a_col(int lane) { return lane / 16 * 8; }
+__host__ __device__ constexpr int ldsm_b_row(int lane) { return lane % 8 + lane / 8 % 2 * 8; }
+__host__ __device__ constexpr int ldsm_b_col(int lane) { return lane / 16 * 8; }
+
 /// The A fragments (m16 x k16 each) of the warp's MI row blocks at rows wm0 + 16 i, column kk.
 template <int MI, class LA>
 __device__ __forceinline__ void load_a_frags(unsigned (&a)[MI][4], const bf16* As, int wm0, int kk, int lane) {
 #pragma unroll
-  for (int i = 0; i < MI; ++i) ldmatrix_x4(a[i], As + LA::offset(wm0 + 16 * i + lane % 16, kk + lane / 16 * 8));
+  for (int i = 0; i < MI; ++i) ldmatrix_x4(a[i], As + LA::offset(wm0 + 16 * i + ldsm_a_row(lane), kk + ldsm_a_col(lane)));
 }
 /// The B fragments (k16 x n8 each) of the warp's NJ column blocks at columns wn0 + 8 j, row kk:
 /// one transposed ldmatrix.x4 covers two column blocks.
@@ -302,7 +311,7 @@ __device__ __forceinline__ void load_b_frags(unsigned (&b)[NJ][2], const bf16* B
 #pragma unroll
   for (int j = 0; j < NJ; j += 2) {
     unsigned r[4];
-    ldmatrix_x4_trans(r, Bs + LB::offset(kk + lane % 8 + (lane / 8 % 2) * 8, wn0 + 8 * j + lane / 16 * 8));
+    ldmatrix_x4_trans(r, Bs + LB::offset(kk + ldsm_b_row(lane), wn0 + 8 * j + ldsm_b_col(lane)));
     b[j][0] = r[0], b[j][1] = r[1], b[j + 1][0] = r[2], b[j + 1][1] = r[3];
   }
 }
