@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """Checks a built Doxygen site (stdlib only).
 
-  tools/site_check.py HTML_DIR [--root DIR] [--no-render]
+  tools/site_check.py HTML_DIR [--root DIR] [--results DIR] [--no-render]
 
 1. Links: every internal href/src/data in every page, and every page the sidebar tree
    (navtree *.js) names, points at a file that exists, and a #fragment at an id or name in it.
-2. Render (headless Chromium, the Debian package `chromium`): the main page and one recipe page
-   are rendered with scripts on and the DOM they produce is checked: the main page shows the
-   recipe table with one row per step header under recipes/ and the sidebar tree links the
-   recipe page; the recipe page shows its generated results (the ladder table and the ladder
-   plot when results/<gpu>/<family>.json exist, the 'No results yet' note otherwise).
+2. Render (headless Chromium, the Debian package `chromium`): the main page and every recipe
+   page are rendered with scripts on and the DOM they produce is checked: the main page's recipe
+   table has one row per step measured in results/ and its sidebar tree links every recipe page;
+   each recipe page shows its files-to-copy table and, per GPU measured, its ladder table with
+   every variant measured at the headline shape and its plots ('No results yet' otherwise).
 Exits non-zero with one line per problem."""
 import argparse
 import glob
@@ -23,7 +23,9 @@ from html.parser import HTMLParser
 from urllib.parse import unquote, urlsplit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report import BEGIN, families, image_name, load_runs  # noqa: E402
+import results  # noqa: E402
+from regions import anchor  # noqa: E402
+from tables import image_name, ladder_steps  # noqa: E402
 
 LINK_ATTRS = {"a": "href", "link": "href", "script": "src", "img": "src", "object": "data",
               "iframe": "src", "area": "href", "embed": "src", "source": "src"}
@@ -147,59 +149,46 @@ def render(browser, path):
         return r.stdout
 
 
-def check_render(browser, html_dir, root):
+def check_render(browser, html_dir, root, res):
     problems = []
-    fams = families(root)
-    if not fams:
-        return ["no recipe family with step headers under recipes/"]
-    # Main page: the recipe table, one row per step, and the sidebar tree's link to a recipe page.
+    fams = results.families(results.load(res))
+    pages = sorted(f for f in os.listdir(os.path.join(root, "recipes"))
+                   if os.path.exists(os.path.join(root, "recipes", f, "README.md")))
+    # Main page: the recipe table, one row per step of every family measured.
     dom = render(browser, os.path.join(html_dir, "index.html"))
     page = parse(dom)
-    steps = sum(len(f.steps) for f in fams)
-    table = next((t for t in page.tables if t and [c.lower() for c in t[0][:3]] ==
-                  ["family", "step", "what it changes"]), None)
-    if table is None:
-        problems.append("index.html: rendered page has no recipe table (family | step | what it changes)")
-    else:
-        names = {f"{s['num']} {s['variant']}" for f in fams for s in f.steps}
+    if fams:
+        table = next((t for t in page.tables if [c.lower() for c in t[0][:3]] == ["family", "step", "what it changes"]), [])
+        want = {f"{s['step']:02d} {s['name']}" for rs in fams.values() for s in ladder_steps(rs) if s["kind"] == "step"}
         shown = {r[1] for r in table[1:] if len(r) > 1}
-        if len(table) - 1 != steps or not names <= shown:
-            problems.append(f"index.html: recipe table has {len(table) - 1} rows, {steps} steps expected; "
-                            f"missing: {sorted(names - shown)}")
-    # The recipe page: the first family whose page has its generated results region.
-    fam = next((f for f in fams if f.anchor and
-                BEGIN.format(f"results {f.name}") in open(f.readme).read()), None)
-    if fam is None:
-        print("site_check: warning: no recipe page has a generated results region yet; "
-              "only the main page was rendered", file=sys.stderr)
-        return problems
-    page_file = f"{fam.anchor}.html"
-    print(f"site_check: rendering index.html and {page_file}")
-    if not re.search(r'id="nav-tree".*?href="' + re.escape(page_file), dom, re.S):
-        problems.append(f"index.html: the rendered sidebar tree does not link {page_file}")
-    # Recipe page: its generated region.
-    dom = render(browser, os.path.join(html_dir, page_file))
-    page = parse(dom)
-    measured = glob.glob(os.path.join(root, "results", "*", f"{fam.name}.json"))
-    if measured:
-        plot = image_name(fam.name, "ladder")
-        if plot not in page.plots:
-            problems.append(f"{page_file}: rendered page shows no ladder plot {plot} (plots: {page.plots})")
-        elif "<rect" not in open(os.path.join(html_dir, plot)).read():
-            problems.append(f"{page_file}: {plot} has no bars")
-        ladder = [t for t in page.tables if t and t[0][:2] == ["step", "variant"]]
-        if len(ladder) < len(measured):
-            problems.append(f"{page_file}: {len(ladder)} ladder tables rendered, {len(measured)} GPUs measured")
-        # One ladder table per GPU, in the order of results/<gpu>/: every variant measured at the
-        # headline shape is a row of it.
-        runs = load_runs(root).get(fam.name, [])
-        for t, r in zip(ladder, runs):
-            have = {row[1] for row in t[1:]}
-            missing = set(r.shapes.get(r.headline(), {})) - have
+        if not table or want != shown:
+            problems.append(f"index.html: recipe table rows differ from the steps measured: missing "
+                            f"{sorted(want - shown)}, extra {sorted(shown - want)}")
+    # Each family page: in the sidebar tree, its files-to-copy table, and per GPU its ladder table
+    # (every variant measured at the headline shape) and its plots.
+    for fam in pages:
+        page_file = f"{anchor(root, fam)}.html"
+        if not re.search(r'id="nav-tree".*?href="' + re.escape(page_file), dom, re.S):
+            problems.append(f"index.html: the rendered sidebar tree does not link {page_file}")
+        page = parse(render(browser, os.path.join(html_dir, page_file)))
+        if not any(t[0] == ["step", "variants", "files to copy"] for t in page.tables):
+            problems.append(f"{page_file}: no files-to-copy table")
+        runs = fams.get(fam, [])
+        ladders = [t for t in page.tables if t[0][:2] == ["step", "variant"]]
+        if len(ladders) != len(runs):
+            problems.append(f"{page_file}: {len(ladders)} ladder tables rendered, {len(runs)} GPUs measured")
+        for t, r in zip(ladders, runs):
+            missing = {f"{v}" for v in r.shapes[r.headline()]} - {row[1] for row in t[1:]}
             if missing:
                 problems.append(f"{page_file}: the {r.gpu} ladder table lacks {sorted(missing)}")
-    elif "No results yet" not in "".join(page.text):
-        problems.append(f"{page_file}: no results and no 'No results yet' note")
+        for plot in [image_name(fam, "ladder")] * bool(runs) + [image_name(fam, "sizes", r.gpu) for r in runs]:
+            if plot not in page.plots:
+                problems.append(f"{page_file}: rendered page does not show {plot}")
+            elif "<path" not in open(os.path.join(html_dir, plot)).read():
+                problems.append(f"{page_file}: {plot} draws nothing")
+        if not runs and "No results yet" not in "".join(page.text):
+            problems.append(f"{page_file}: no results and no 'No results yet' note")
+    print(f"site_check: rendered index.html and {len(pages)} recipe pages")
     return problems
 
 
@@ -207,6 +196,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("html_dir")
     ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    ap.add_argument("--results", help="the results folder (default: ROOT/results)")
     ap.add_argument("--no-render", action="store_true", help="skip the Chromium check")
     a = ap.parse_args()
     problems, n = check_links(a.html_dir)
@@ -216,7 +206,7 @@ def main():
         if not browser:
             problems.append("chromium not found: run ./cookbook deps docs")
         else:
-            rp = check_render(browser, a.html_dir, a.root)
+            rp = check_render(browser, a.html_dir, a.root, a.results or os.path.join(a.root, "results"))
             print(f"site_check: rendered pages with {os.path.basename(browser)}: {len(rp)} problems")
             problems += rp
     for p in problems:

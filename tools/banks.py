@@ -1,0 +1,34 @@
+"""Bank-conflict regions: the bank model's tables (the output of docs/bank_tables.cu) and the
+shared-memory counters that tools/bank_evidence.py measured (results/<gpu>/banks.json)."""
+import glob
+import json
+import os
+import subprocess
+
+from tables import fmt, table
+
+
+def model_tables(exe):
+    """What the bank_tables program prints: markdown, put into the page as it is."""
+    return subprocess.run([exe], check=True, capture_output=True, text=True).stdout
+
+
+def measured(results, family=None):
+    """Per GPU: wavefronts per shared load and store instruction (SASS-level counters), the
+    cp.async wavefronts, and the L1 pipeline's ratios, for every kernel that touches shared memory;
+    only the given family's kernels when one is given."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(results, "*", "banks.json"))):
+        data = json.load(open(path))
+        rows = [[f"`{k['benchmark']}`", fmt(k.get("sass_ld_wavefronts_per_instruction")),
+                 fmt(k.get("sass_st_wavefronts_per_instruction")), f"{k.get('sass_ldgsts_wavefronts', 0):.0f}",
+                 fmt(k.get("ld_wavefronts_per_instruction")), fmt(k.get("st_wavefronts_per_instruction"))]
+                for k in data.get("kernels", []) if (k.get("ld_instructions") or k.get("st_instructions"))
+                and family in (None, k.get("family"))]
+        if rows:
+            out += [f"{data.get('gpu_name', '?')} (`results/{os.path.basename(os.path.dirname(path))}/banks.json`):",
+                    "", table(["benchmark", "loads: wavefronts/instruction", "stores: wavefronts/instruction",
+                               "`cp.async` wavefronts", "loads, L1 counters", "stores, L1 counters"], rows), ""]
+    return "\n".join(out) or ("Not measured yet: once `tools/bank_evidence.py` has written "
+                              "`results/<gpu>/banks.json` on a GPU, this table shows Nsight Compute's "
+                              "shared-memory wavefronts per instruction for every kernel.")

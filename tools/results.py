@@ -1,0 +1,130 @@
+"""Loads the benchmark JSON that `./cookbook bench` writes, results/<gpu>/<family>.json.
+
+Google Benchmark JSON. Benchmark names are <family>/<variant>/<shape>, the median aggregate is
+used, and `real_time` is the event-timed kernel time. The context says everything else: the GPU
+(gpu_name, clocks, ...), the family (smem_family), the variant every ratio divides by
+(smem_reference) and the ladder (smem_steps: a JSON array of {name, step, header, summary, kind},
+kind "step" or "baseline", in ladder order). A ratio is reference time / variant time, measured
+in the same process: higher is faster."""
+import json
+import os
+import re
+import sys
+
+RATES = ("TFLOP/s", "GB/s")
+# The shape each family's ladder is shown at; a family not named here uses its largest shape of
+# the first element type, among those with the most variants measured.
+HEADLINE = {"gemm": "4096x4096x4096", "reduction": "float/268435456", "transpose": "float/8192x8192"}
+
+
+def shape_size(shape):
+    n = 1
+    for x in re.findall(r"\d+", shape):
+        n *= int(x)
+    return n
+
+
+def shape_kind(shape):
+    """The element type of a shape ('float' in 'float/4096'), or ''."""
+    return "/".join(p for p in shape.split("/") if not re.fullmatch(r"[\dx]+", p))
+
+
+def rate(entry):
+    """(unit, value) of an entry's rate counter, or None."""
+    return next(((k, entry[k]) for k in RATES if entry and k in entry), None)
+
+
+class Run:
+    """One results/<gpu>/<family>.json."""
+
+    def __init__(self, path):
+        with open(path) as f:
+            data = json.load(f)
+        self.path, self.gpu = path, os.path.basename(os.path.dirname(os.path.abspath(path)))
+        self.ctx = c = data.get("context", {})
+        self.family = c.get("smem_family") or os.path.basename(path)[:-5]
+        self.reference = c.get("smem_reference")
+        self.steps = json.loads(c["smem_steps"]) if c.get("smem_steps") else []
+        self.name = self.label = c.get("gpu_name", self.gpu)
+        self.shapes, self.seen = {}, []  # shape -> {variant: median entry}; variants in file order
+        for b in data.get("benchmarks", []):
+            if b.get("aggregate_name", "median") != "median" or b.get("error_occurred"):
+                continue
+            parts = [p for p in b.get("run_name", b["name"]).split("/")
+                     if ":" not in p and p not in ("manual_time", "real_time")]
+            if len(parts) >= 3 and parts[0] == self.family:
+                self.shapes.setdefault("/".join(parts[2:]), {})[parts[1]] = b
+                self.seen += [parts[1]] if parts[1] not in self.seen else []
+
+    def step(self, variant):
+        return next((s for s in self.steps if s["name"] == variant), None)
+
+    def order(self, variants):
+        """variants in ladder order (the metadata's), then the others in the order of the file."""
+        names = [s["name"] for s in self.steps] + self.seen
+        return sorted(variants, key=lambda v: (names.index(v) if v in names else len(names), v))
+
+    def number(self, variant):
+        s = self.step(variant)
+        return "ref" if variant == self.reference else f"{s['step']:02d}" if s and s.get("step") is not None else "-"
+
+    def title(self, variant):
+        """'04 tiled_32' for a step, the name alone for a baseline."""
+        return f"{self.number(variant)} {variant}" if self.number(variant)[0].isdigit() else variant
+
+    def ratio(self, variant, shape):
+        vs = self.shapes.get(shape, {})
+        e, ref = vs.get(variant), vs.get(self.reference)
+        return ref["real_time"] / e["real_time"] if e and ref and e.get("real_time") else None
+
+    def unit(self):
+        return next((rate(e)[0] for vs in self.shapes.values() for e in vs.values() if rate(e)), "GB/s")
+
+    def sorted_shapes(self):
+        kinds = list(dict.fromkeys(shape_kind(s) for s in self.shapes))
+        return sorted(self.shapes, key=lambda s: (kinds.index(shape_kind(s)), shape_size(s), s))
+
+    def headline(self):
+        if HEADLINE.get(self.family) in self.shapes:
+            return HEADLINE[self.family]
+        first = [s for s in self.shapes if shape_kind(s) == shape_kind(next(iter(self.shapes), ""))]
+        return max(first, key=lambda s: (len(self.shapes[s]), shape_size(s)), default=None)
+
+    def provenance(self):
+        c = self.ctx
+        return (f"{self.name}, {c.get('gpu_sm_count', '?')} SMs at {c.get('gpu_sm_clock_mhz', '?')} MHz, "
+                f"driver {c.get('cuda_driver', '?')}, CUDA {c.get('cuda_runtime', '?')}, "
+                f"commit `{c.get('git_commit', '?')}`")
+
+
+def load(results_dir):
+    """Every results/<gpu>/<family>.json with ladder metadata, sorted by family and GPU. A GPU's
+    label is its name, with its folder added where two folders share a name."""
+    runs = []
+    for gpu in sorted(os.listdir(results_dir)) if os.path.isdir(results_dir) else []:
+        d = os.path.join(results_dir, gpu)
+        for f in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+            if f.endswith(".json") and f != "banks.json":
+                r = Run(os.path.join(d, f))
+                if not r.steps:
+                    print(f"results: {gpu}/{f} has no smem_steps in its context (written before the "
+                          f"ladder metadata): skipped; run ./cookbook bench again", file=sys.stderr)
+                elif r.shapes:
+                    runs.append(r)
+    for r in runs:
+        if any(o.name == r.name and o.gpu != r.gpu for o in runs):
+            r.label = f"{r.name} ({r.gpu})"
+    return sorted(runs, key=lambda r: (r.family, r.gpu))
+
+
+def gpus(runs):
+    """[(folder, label)] of every GPU measured, sorted by folder."""
+    return sorted({(r.gpu, r.label) for r in runs})
+
+
+def families(runs):
+    """{family: [runs, one per GPU]}, sorted."""
+    out = {}
+    for r in runs:
+        out.setdefault(r.family, []).append(r)
+    return out
