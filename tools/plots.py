@@ -1,8 +1,6 @@
-"""The plots of the pages, as SVG text drawn by matplotlib (Debian: python3-matplotlib).
-
-The output is the same bytes on every run (fixed svg.hashsalt, no date, text kept as text), so
-`report.py --check` can compare it with what is committed. Every series of a plot has its own
-colour and its own marker; the reference is black and dashed."""
+"""The plots of the pages: SVG text drawn by matplotlib (Debian: python3-matplotlib), the same bytes
+on every run (fixed svg.hashsalt, no date, text kept as text) so that `report.py --check` can
+compare them. Every series of a plot has its own colour and its own marker; the reference is black."""
 import io
 import os
 import sys
@@ -16,16 +14,14 @@ except ImportError:  # e.g. a pyenv or venv python: the Debian package lives in 
     raise SystemExit("tools: needs matplotlib (Debian: apt-get install python3-matplotlib)")
 matplotlib.use("svg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 plt.rcParams.update({"svg.hashsalt": "smem-cookbook", "svg.fonttype": "none", "font.size": 10,
                      "font.family": "DejaVu Sans", "axes.grid": True, "grid.alpha": 0.3,
                      "axes.spines.top": False, "axes.spines.right": False})
-COLORS = ["#000000", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-          "#7f7f7f", "#bcbd22", "#17becf", "#000080", "#b8860b", "#c000c0", "#7cfc00", "#800000",
-          "#008080", "#ffb6c1"]
+COLORS = ["#000000", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+          "#bcbd22", "#17becf", "#000080", "#b8860b", "#c000c0", "#7cfc00", "#800000", "#008080", "#ffb6c1"]
 MARKERS = ["o", "s", "^", "v", "D", "<", ">", "p", "h", "*", "X", "P", "d", "H", "8", "1", "2", "3"]
-HATCHES = ["", "//", "..", "xx", "\\\\", "oo"]
 PLAIN = FuncFormatter(lambda v, _: f"{v:g}")
 
 
@@ -33,21 +29,24 @@ def style(i):
     return dict(color=COLORS[i % len(COLORS)], marker=MARKERS[i % len(MARKERS)])
 
 
-def svg(fig):
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
-    plt.close(fig)
-    return buf.getvalue()
-
-
 def log_axis(axis, values):
-    """Log scale with plain tick labels where the values span more than a decade and a half."""
+    """A log scale with plain tick labels where the values span more than a decade and a half."""
     v = [x for x in values if x]
     if v and max(v) / min(v) > 30:
         getattr(axis.axes, f"set_{axis.axis_name}scale")("log")
         axis.set_major_locator(LogLocator(subs=(1, 2, 5)))
         axis.set_major_formatter(PLAIN)
-        axis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+        axis.set_minor_formatter(NullFormatter())
+
+
+def finish(fig, ax, title, xlabel, ylabel):
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
+    fig.tight_layout()
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    plt.close(fig)
+    return buf.getvalue()
 
 
 def sizes(title, shapes, sizes_, series, unit, xlabel):
@@ -60,26 +59,22 @@ def sizes(title, shapes, sizes_, series, unit, xlabel):
         pts = [(x, y) for x, y in zip(xs, ys) if y]
         ax.plot([p[0] for p in pts], [p[1] for p in pts], label=label, linestyle="--" if i == 0 else "-",
                 linewidth=2 if i == 0 else 1.2, markersize=6, **style(i))
-    if spread:
-        ax.set_xscale("log")
+    ax.set_xscale("log" if spread else "linear")
     ax.set_xticks(xs, shapes, rotation=30, ha="right")
     ax.xaxis.set_minor_locator(plt.NullLocator())
     log_axis(ax.yaxis, [y for _, ys in series for y in ys])
-    ax.set(title=title, xlabel=xlabel, ylabel=unit)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
-    fig.tight_layout()
-    return svg(fig)
+    return finish(fig, ax, title, xlabel, unit)
 
 
 def ladder(title, labels, groups, xlabel):
-    """Horizontal bars, one row per variant (top to bottom), one bar per GPU: groups [(GPU, [ratio
-    or None per label])]; each bar carries its value."""
+    """Horizontal bars, a row per variant (top down), a bar per GPU (groups [(GPU, [ratio or None
+    per label])]) with its value written at its end."""
     n, h = len(groups), 0.8 / max(1, len(groups))
     fig, ax = plt.subplots(figsize=(10, 1.2 + 0.22 * len(labels) * max(1.5, n)))
     for g, (gpu, vals) in enumerate(groups):
         ys = [i + (g - (n - 1) / 2) * h for i in range(len(labels))]
-        ax.barh([y for y, v in zip(ys, vals) if v], [v for v in vals if v], height=h, label=gpu,
-                color=COLORS[1 + g], hatch=HATCHES[g % len(HATCHES)], edgecolor="white", linewidth=0)
+        ax.barh([y for y, v in zip(ys, vals) if v], [v for v in vals if v], height=h, label=gpu, color=COLORS[1 + g],
+                hatch=["", "//", "..", "xx", "\\\\"][g % 5], edgecolor="white", linewidth=0)
         for y, v in zip(ys, vals):
             ax.text(v or 0, y, f" {v:.2f}" if v else " not run", va="center", fontsize=7)
     ax.axvline(1.0, color="black", linestyle="--", linewidth=1)
@@ -87,16 +82,13 @@ def ladder(title, labels, groups, xlabel):
     ax.set_xlim(0, 1.12 * max([1.0] + [v for _, vals in groups for v in vals if v]))
     ax.invert_yaxis()
     ax.grid(axis="y", visible=False)
-    ax.set(title=title, xlabel=xlabel)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
-    fig.tight_layout()
-    return svg(fig)
+    return finish(fig, ax, title, xlabel, None)
 
 
 def roofline(title, roofs, series):
-    """roofs [(GPU, GB/s, TFLOP/s or None)]; series [(label, [(FLOP/B, TFLOP/s, name)])], the points of
-    one series at one intensity: each series is shifted a little to the right of the one before,
-    and its fastest point is named."""
+    """roofs [(GPU, GB/s, TFLOP/s or None)]; series [(label, [(FLOP/B, TFLOP/s, name)])], the points
+    of a series at one intensity: each series sits a little to the right of the one before, and
+    its fastest point is named."""
     fig, ax = plt.subplots(figsize=(10, 5.5))
     pts = [p for _, ps in series for p in ps]
     lo, hi = min(p[0] for p in pts) / 4, max(p[0] for p in pts) * 4
@@ -109,9 +101,6 @@ def roofline(title, roofs, series):
         x, y, name = max(ps, key=lambda p: p[1])
         ax.annotate(name, (x * 1.15 ** i, y), xytext=(6, -4), textcoords="offset points", fontsize=7)
     ax.set_xscale("log")
-    log_axis(ax.yaxis, [p[1] for p in pts] + [1e3 * p[1] for p in pts])
     ax.xaxis.set_major_formatter(PLAIN)
-    ax.set(title=title, xlabel="FLOP per byte of minimum traffic", ylabel="TFLOP/s")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8, frameon=False)
-    fig.tight_layout()
-    return svg(fig)
+    log_axis(ax.yaxis, [p[1] for p in pts] + [1e3 * p[1] for p in pts])
+    return finish(fig, ax, title, "FLOP per byte of minimum traffic", "TFLOP/s")

@@ -21,6 +21,12 @@ def anchor(root, family):
     return m.group(1) if m else None
 
 
+def families(root):
+    """The families that have a page, recipes/<family>/README.md."""
+    return sorted(f for f in os.listdir(os.path.join(root, "recipes"))
+                  if os.path.exists(os.path.join(root, "recipes", f, "README.md")))
+
+
 def keys(text):
     return re.findall(r"<!-- BEGIN GENERATED: (.+?) -->", text)
 

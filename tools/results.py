@@ -1,19 +1,17 @@
-"""Loads the benchmark JSON that `./cookbook bench` writes, results/<gpu>/<family>.json.
-
-Google Benchmark JSON. Benchmark names are <family>/<variant>/<shape>, the median aggregate is
-used, and `real_time` is the event-timed kernel time. The context says everything else: the GPU
-(gpu_name, clocks, ...), the family (smem_family), the variant every ratio divides by
-(smem_reference) and the ladder (smem_steps: a JSON array of {name, step, header, summary, kind},
-kind "step" or "baseline", in ladder order). A ratio is reference time / variant time, measured
-in the same process: higher is faster."""
+"""Loads what `./cookbook bench` writes: results/<gpu>/<family>.json, Google Benchmark JSON with
+names <family>/<variant>/<shape> (median aggregates; real_time is the event-timed kernel time).
+The context names the GPU (gpu_name, ...), the family (smem_family), the variant every ratio
+divides by (smem_reference), and the ladder (smem_steps: a JSON array, in ladder order, of
+{name, step, header, summary, kind: "step" | "baseline"}). Ratio: reference time / variant time."""
+import glob
 import json
 import os
 import re
 import sys
 
 RATES = ("TFLOP/s", "GB/s")
-# The shape each family's ladder is shown at; a family not named here uses its largest shape of
-# the first element type, among those with the most variants measured.
+# The shape each family's ladder is shown at; others: the largest of the first element type,
+# among the shapes with the most variants measured.
 HEADLINE = {"gemm": "4096x4096x4096", "reduction": "float/268435456", "transpose": "float/8192x8192"}
 
 
@@ -42,17 +40,15 @@ class Run:
             data = json.load(f)
         self.path, self.gpu = path, os.path.basename(os.path.dirname(os.path.abspath(path)))
         self.ctx = c = data.get("context", {})
-        self.family = c.get("smem_family") or os.path.basename(path)[:-5]
-        self.reference = c.get("smem_reference")
+        self.family, self.reference = c.get("smem_family") or os.path.basename(path)[:-5], c.get("smem_reference")
         self.steps = json.loads(c["smem_steps"]) if c.get("smem_steps") else []
         self.name = self.label = c.get("gpu_name", self.gpu)
-        self.shapes, self.seen = {}, []  # shape -> {variant: median entry}; variants in file order
+        self.shapes, self.seen = {}, []  # shape -> {variant: median entry}; the variants in file order
         for b in data.get("benchmarks", []):
-            if b.get("aggregate_name", "median") != "median" or b.get("error_occurred"):
-                continue
             parts = [p for p in b.get("run_name", b["name"]).split("/")
                      if ":" not in p and p not in ("manual_time", "real_time")]
-            if len(parts) >= 3 and parts[0] == self.family:
+            if b.get("aggregate_name", "median") == "median" and not b.get("error_occurred") and len(parts) >= 3 \
+                    and parts[0] == self.family:
                 self.shapes.setdefault("/".join(parts[2:]), {})[parts[1]] = b
                 self.seen += [parts[1]] if parts[1] not in self.seen else []
 
@@ -85,10 +81,9 @@ class Run:
         return sorted(self.shapes, key=lambda s: (kinds.index(shape_kind(s)), shape_size(s), s))
 
     def headline(self):
-        if HEADLINE.get(self.family) in self.shapes:
-            return HEADLINE[self.family]
-        first = [s for s in self.shapes if shape_kind(s) == shape_kind(next(iter(self.shapes), ""))]
-        return max(first, key=lambda s: (len(self.shapes[s]), shape_size(s)), default=None)
+        first = [s for s in self.shapes if shape_kind(s) == shape_kind(next(iter(self.shapes)))]
+        return HEADLINE[self.family] if HEADLINE.get(self.family) in self.shapes else \
+            max(first, key=lambda s: (len(self.shapes[s]), shape_size(s)))
 
     def provenance(self):
         c = self.ctx
@@ -101,19 +96,16 @@ def load(results_dir):
     """Every results/<gpu>/<family>.json with ladder metadata, sorted by family and GPU. A GPU's
     label is its name, with its folder added where two folders share a name."""
     runs = []
-    for gpu in sorted(os.listdir(results_dir)) if os.path.isdir(results_dir) else []:
-        d = os.path.join(results_dir, gpu)
-        for f in sorted(os.listdir(d)) if os.path.isdir(d) else []:
-            if f.endswith(".json") and f != "banks.json":
-                r = Run(os.path.join(d, f))
-                if not r.steps:
-                    print(f"results: {gpu}/{f} has no smem_steps in its context (written before the "
-                          f"ladder metadata): skipped; run ./cookbook bench again", file=sys.stderr)
-                elif r.shapes:
-                    runs.append(r)
+    for path in sorted(p for p in glob.glob(os.path.join(results_dir, "*", "*.json"))
+                       if not p.endswith("banks.json")):
+        r = Run(path)
+        if not r.steps:
+            print(f"results: {r.gpu}/{os.path.basename(path)} has no smem_steps in its context (written before "
+                  "the ladder metadata): skipped; run ./cookbook bench again", file=sys.stderr)
+        elif r.shapes:
+            runs.append(r)
     for r in runs:
-        if any(o.name == r.name and o.gpu != r.gpu for o in runs):
-            r.label = f"{r.name} ({r.gpu})"
+        r.label = f"{r.name} ({r.gpu})" if any(o.name == r.name and o.gpu != r.gpu for o in runs) else r.name
     return sorted(runs, key=lambda r: (r.family, r.gpu))
 
 
@@ -123,7 +115,7 @@ def gpus(runs):
 
 
 def families(runs):
-    """{family: [runs, one per GPU]}, sorted."""
+    """{family: [runs, one per GPU]}."""
     out = {}
     for r in runs:
         out.setdefault(r.family, []).append(r)
