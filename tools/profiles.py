@@ -76,30 +76,32 @@ def profile(results, name, label):
 
 def bad_inputs(results, label):
     """The bad-input matrix (tests/bad_input_test writes one table per family: a row per case, a
-    column per variant), folded to one row per case with the variants grouped by outcome."""
+    column per variant), folded: per case its outcomes with the variants grouped by outcome, and
+    consecutive cases with the same outcomes in one row."""
     paths = files(results, "bad_inputs.md")
     if not paths:
         return "Not run yet: the matrix appears once a GPU run has written `results/<gpu>/bad_inputs.md`."
     out = []
     for p in paths:
-        out += [f"From {where(p)} ({label(p)}):"]
+        out += [f"From {where(p)} ({label(p)}):", ""]
         for line in open(p).read().splitlines():
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if line.startswith("#"):
-                out += ["", line, ""]
-            elif cells[0] == "case":
-                variants = cells[1:]
-                out += ["| case | outcome |", "| --- | --- |"]
+            if cells[0] == "case":
+                variants, rows = cells[1:], []
+                out += ["| cases | outcome |", "| --- | --- |"]
             elif line.startswith("|") and not set(cells[0]) <= set("-: "):
                 groups = {}
                 for v, c in zip(variants, cells[1:]):
                     groups.setdefault(c, []).append(v)
                 ordered = sorted(groups.items(), key=lambda g: -len(g[1]))
-                parts = [f"**{c}**: " + (("all " if len(ordered) == 1 else "the other ") + f"{len(vs)}"
-                                         if i == 0 and len(vs) > 3 else ", ".join(vs))
-                         for i, (c, vs) in enumerate(ordered)]
-                out.append(f"| {cells[0]} | {'; '.join(parts)} |")
-            elif not line.startswith("|"):
+                outcome = "; ".join(f"**{c}**: " + (f"{'all' if len(ordered) == 1 else 'the other'} {len(vs)} variants"
+                                                     if i == 0 and len(vs) > 3 else ", ".join(vs))
+                                    for i, (c, vs) in enumerate(ordered))
+                if out[-1].endswith(f" | {outcome} |") and not out[-1].startswith("| ---"):
+                    out[-1] = out[-1].replace(f" | {outcome} |", f"; {cells[0]} | {outcome} |")
+                else:
+                    out.append(f"| {cells[0]} | {outcome} |")
+            elif not line.startswith("|") and (line.strip() or out[-1]):
                 out.append(line)
         out.append("")
     return "\n".join(out)

@@ -73,7 +73,7 @@ def plan(root, res, bank_exe):
         "roofline": lambda a: f"\\image html roofline.svg \"The measured roofs, and each kernel at its family's "
                               f"headline shape\"\n\n{roof_text}" if pics.get("roofline.svg") else tables.NONE,
         "compare": lambda a: tables.compare(fams, a),
-        "occupancy": lambda a: tables.occupancy(fams) or tables.NONE,
+        "occupancy": lambda a: tables.occupancy(fams, 0, a[0] if a else None) or tables.NONE,
         "carveout": lambda a: tables.carveout(fams),
         "best": lambda a: tables.best(fams.get(a[0], [])),
         "banks-measured": lambda a: banks.measured(res, a[0] if a else None),

@@ -38,6 +38,7 @@ FILES = {
     "results/gpu-a/bad_inputs.md": "#### fam\n\n| case | `a` | `b` | `b2` | `c` | `d` |\n"
                                    "| --- | --- | --- | --- | --- | --- |\n"
                                    "| n < 0 | invalid | invalid | invalid | invalid | invalid |\n"
+                                   "| null | invalid | invalid | invalid | invalid | invalid |\n"
                                    "| K huge | handled | invalid | handled | handled | handled |\n",
     "results/gpu-a/" + profiles.PROFILES["gemm-stalls"][1]:
         "  smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio   inst   0.18\n",
@@ -92,8 +93,8 @@ def main():
         want = {"recipes/fam/README.md": [
             "| 01 | `a` | `fam_01_a.cuh`, `fam_common.cuh` |",
             "| 02 | `b`, `b2` | `fam_02_b.cuh`, `fam_01_a.cuh`, `fam_common.cuh` |",
-            "| GPU A | 1024 | 100 GB/s | 01 `a` | 50 | 0.50 | 1000 | 5.00 |",
-            "| n < 0 | **invalid**: all 5 |", "| K huge | **handled**: the other 4; **invalid**: `b` |",
+            "| GPU A | 1024 | 100 | 01 `a` | 50 | 0.50 | 1000 | 5.00 |",
+            "| n < 0; null | **invalid**: all 5 variants |", "| K huge | **handled**: the other 4 variants; **invalid**: `b` |",
             "| `smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio` | 0.18 |",
             "| step | 1024 (headline) | 64 |", "### GPU A", "### GPU B",
             # Ratio 1 / (i + 1) at both shapes; b2 did not run at 64.
@@ -104,6 +105,8 @@ def main():
             "README.md": ["| family | step | what it changes | GPU A | GPU B |",
                           "| [fam](recipes/fam/README.md) | 01 `a` | Step a &#124; with a bar. | 0.50 | 0.50 |"],
             "docs/mainpage.md": ['| \\ref fam_page "fam" | 02 `b2` | Step b, other tile. | 0.25 | 0.25 |']}
+        page = open(os.path.join(root, "recipes", "fam", "README.md")).read()
+        expect("| --- | --- | --- | --- |" not in page.split("bad-inputs")[1], "bad inputs: a table left unfolded")
         for rel, needles in want.items():
             text = open(os.path.join(root, rel)).read()
             problems += [f"{rel}: no '{n}'" for n in needles if n not in text]

@@ -32,6 +32,13 @@ def ladder_steps(runs):
     return max((r.steps for r in runs), key=len, default=[])
 
 
+def short(shape):
+    """4096x4096x4096 as 4096³, a count of 65536 or more that is a power of two as 2^k."""
+    shape = re.sub(r"(?<![\dx])(\d+)(?![\dx])", lambda m: f"2^{int(m[1]).bit_length() - 1}"
+                   if int(m[1]) >= 65536 and int(m[1]) & (int(m[1]) - 1) == 0 else m[1], shape)
+    return re.sub(r"\b(\d+)x\1x\1\b", "\\1³", shape)
+
+
 def image_name(family, kind, gpu=None):
     return f"{family}_{kind}" + (f"_{gpu}" if gpu else "") + ".svg"
 
@@ -53,7 +60,7 @@ def family_results(family, runs, pics):
                 [f"{fmt_rate(rate(r.shapes[s][v])[1])} ({fmt(r.ratio(v, s))})" if rate(r.shapes[s].get(v)) else "-"
                  for s in shapes] for v in r.order({v for s in shapes for v in r.shapes[s]} | {s["name"] for s in r.steps})]
         out += ["", f"### {r.label}", "", f"{r.provenance()} (`results/{r.gpu}/{family}.json`); {r.unit()}:", "",
-                table(["step"] + [f"{s} (headline)" if s == r.headline() else s for s in shapes], rows, 1)]
+                table(["step"] + [short(s) + " (headline)" * (s == r.headline()) for s in shapes], rows, 1)]
         if image_name(family, "sizes", r.gpu) in pics:
             out += ["", f"\\image html {image_name(family, 'sizes', r.gpu)} \"{family}: {r.unit()} versus size "
                         f"on {r.label}\""]
@@ -95,10 +102,10 @@ OCC = [("blocks/SM", ["blocks_per_sm"]), ("registers/thread", ["registers"]),
        ("threads/block", ["threads_per_block"]), ("grid blocks", ["grid_blocks"])]
 
 
-def occupancy(fams, min_smem=0):
+def occupancy(fams, min_smem=0, only=None):
     """The kernels' attribute counters at each family's headline shape, and the resident warps."""
     rows = []
-    for family, rs in fams.items():
+    for family, rs in fams.items() if not only else [(only, fams.get(only, []))]:
         for r in rs:
             for v, e in ((v, r.shapes[r.headline()][v]) for v in r.order(r.shapes[r.headline()])):
                 x = [sum(e.get(k, 0) for k in ks) if any(k in e for k in ks) else None for _, ks in OCC]
@@ -129,11 +136,11 @@ def best(runs):
                 v = max(steps, key=lambda v: r.ratio(v, s))
                 e = r.shapes[s][v]
                 slots = e.get("blocks_per_sm", 0) * int(r.ctx.get("gpu_sm_count", 0))
-                rows.append([r.label, s, measured(r.shapes[s][r.reference]), f"{r.number(v)} `{v}`",
+                rows.append([r.label, short(s), fmt_rate(rate(r.shapes[s][r.reference])[1]), f"{r.number(v)} `{v}`",
                              fmt_rate(rate(e)[1]), fmt(r.ratio(v, s)), fmt(e.get("grid_blocks"), 0),
                              fmt(e["grid_blocks"] / slots) if slots and "grid_blocks" in e else "-"])
-    return table(["GPU", "shape", f"`{runs[0].reference}`", "fastest step", "its rate", "ratio", "grid blocks",
-                  "waves (grid / (blocks per SM x SMs))"], rows) if rows else NONE
+    return table(["GPU", "shape", f"`{runs[0].reference}`, {runs[0].unit()}", "fastest step", runs[0].unit(), "ratio",
+                  "grid blocks", "waves"], rows) if rows else NONE
 
 
 def intensity(family, shape):
@@ -186,5 +193,5 @@ def size_series(r):
     series = [(r.title(v), [rate(r.shapes[s].get(v))[1] if rate(r.shapes[s].get(v)) else None for s in shapes])
               for v in variants]
     dims = len(re.findall(r"\d+", shapes[0]))
-    return ([s[len(k) + 1:] if k else s for s in shapes], [shape_size(s) for s in shapes], series, k,
+    return ([short(s[len(k) + 1:] if k else s) for s in shapes], [shape_size(s) for s in shapes], series, k,
             {1: "elements", 2: "rows x cols", 3: "M x N x K"}.get(dims, "shape"))
