@@ -28,7 +28,7 @@ def measured(results, family=None):
         if rows:
             out += [f"{data.get('gpu_name', '?')} (`results/{os.path.basename(os.path.dirname(path))}/banks.json`):",
                     "", table(["benchmark", "loads: wavefronts/instruction", "stores: wavefronts/instruction",
-                               "`cp.async` wavefronts", "loads, L1 counters", "stores, L1 counters"], rows), ""]
+                               "`cp.async` wavefronts", "loads, L1 counters", "stores, L1 counters"], rows, 1), ""]
     return "\n".join(out) or ("Not measured yet: once `tools/bank_evidence.py` has written "
                               "`results/<gpu>/banks.json` on a GPU, this table shows Nsight Compute's "
                               "shared-memory wavefronts per instruction for every kernel.")

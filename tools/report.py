@@ -8,6 +8,7 @@ recipes, docs/images), --results the benchmark results (default ROOT/results). A
 regions it holds in their markers (tools/regions.py); `bank-tables` is only rewritten when
 --bank-tables names the bank_tables program."""
 import argparse
+import glob
 import os
 import subprocess
 import sys
@@ -53,7 +54,11 @@ def plan(root, res, bank_exe):
     labels = {r.gpu: r.label for r in runs}
 
     def label(path):
-        return labels.get(os.path.basename(os.path.dirname(path)), os.path.basename(os.path.dirname(path)))
+        """The GPU of a results/<gpu>/ file: as the runs label it, else as a JSON there names it."""
+        gpu = os.path.basename(os.path.dirname(path))
+        names = [results.Run(j).name for j in sorted(glob.glob(os.path.join(os.path.dirname(path), "*.json")))
+                 if not j.endswith("banks.json")]
+        return labels.get(gpu, names[0] if names else gpu)
 
     def recipes(how):
         if how == "pages":
