@@ -8,15 +8,21 @@ import subprocess
 from tables import fmt, table
 
 
-def model_tables(exe):
-    """What the bank_tables program prints: markdown, put into the page as it is."""
-    return subprocess.run([exe], check=True, capture_output=True, text=True).stdout
+def model_tables(exe, words=()):
+    """What the bank_tables program prints (markdown: paragraphs, each followed by its table), as it
+    is; with words, only the paragraphs that name one of them (or, for `-word`, none of those)."""
+    blocks = []
+    for chunk in subprocess.run([exe], check=True, capture_output=True, text=True).stdout.strip().split("\n\n"):
+        blocks.append([chunk]) if not chunk.startswith("|") or not blocks else blocks[-1].append(chunk)
+    keep = [w for w in words if w[0] != "-"]
+    return "\n\n".join("\n\n".join(b) for b in blocks if (not keep or any(w in b[0] for w in keep))
+                       and not any(w[1:] in b[0] for w in words if w[0] == "-")) + "\n"
 
 
-def measured(results, family=None):
+def measured(results, families=()):
     """Per GPU: wavefronts per shared load and store instruction (SASS-level counters), the
     cp.async wavefronts, and the L1 pipeline's ratios, for every kernel that touches shared memory;
-    only the given family's kernels when one is given."""
+    only the given families' kernels when some are given."""
     out = []
     for path in sorted(glob.glob(os.path.join(results, "*", "banks.json"))):
         data = json.load(open(path))
@@ -24,7 +30,7 @@ def measured(results, family=None):
                  fmt(k.get("sass_st_wavefronts_per_instruction")), f"{k.get('sass_ldgsts_wavefronts', 0):.0f}",
                  fmt(k.get("ld_wavefronts_per_instruction")), fmt(k.get("st_wavefronts_per_instruction"))]
                 for k in data.get("kernels", []) if (k.get("ld_instructions") or k.get("st_instructions"))
-                and family in (None, k.get("family"))]
+                and (not families or k.get("family") in families)]
         if rows:
             out += [f"{data.get('gpu_name', '?')} (`results/{os.path.basename(os.path.dirname(path))}/banks.json`):",
                     "", table(["benchmark", "loads: wavefronts/instruction", "stores: wavefronts/instruction",
