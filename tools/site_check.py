@@ -104,7 +104,8 @@ def check_render(browser, html_dir, root, res):
             missing = sorted(set(r.shapes[r.headline()]) - {row[0].split()[-1] for row in t[1:]})
             problems += [f"{page_file}: the {r.gpu} results table lacks {missing}"] if missing else []
         for plot in [image_name(fam, "ladder")] * bool(runs) + [image_name(fam, "sizes", r.gpu) for r in runs]:
-            if f'"{plot}"' not in page or "<path" not in read(os.path.join(html_dir, plot)):
+            svg = os.path.join(html_dir, plot)
+            if f'"{plot}"' not in page or not os.path.exists(svg) or "<path" not in read(svg):
                 problems.append(f"{page_file}: the rendered page does not show {plot}, or it draws nothing")
         if not runs and "No results yet" not in page:
             problems.append(f"{page_file}: no results and no 'No results yet' note")

@@ -85,7 +85,7 @@ def recipe_table(fams, link):
         c = mine[0].ctx
         notes.append(f"- {label}: driver {c.get('cuda_driver', '?')}, CUDA {c.get('cuda_runtime', '?')}; " +
                      ", ".join(f"{r.family} at commit `{r.ctx.get('git_commit', '?')}`" for r in mine))
-    return table(["family", "step", "what it changes"] + [label for _, label in gs], rows) + "\n" + "\n".join(notes)
+    return table(["family", "step", "what it changes"] + [label for _, label in gs], rows, 3) + "\n" + "\n".join(notes)
 
 
 def compare(fams, spec):
@@ -103,17 +103,20 @@ OCC = [("blocks/SM", ["blocks_per_sm"]), ("registers/thread", ["registers"]),
 
 
 def occupancy(fams, min_smem=0, only=None):
-    """The kernels' attribute counters at each family's headline shape, and the resident warps."""
-    rows = []
+    """Per GPU and family: the kernels' attribute counters at the headline shape, the resident warps."""
+    out = []
     for family, rs in fams.items() if not only else [(only, fams.get(only, []))]:
         for r in rs:
+            rows = []
             for v, e in ((v, r.shapes[r.headline()][v]) for v in r.order(r.shapes[r.headline()])):
                 x = [sum(e.get(k, 0) for k in ks) if any(k in e for k in ks) else None for _, ks in OCC]
                 if x[0] is not None and (x[2] or 0) >= min_smem:
                     warps = x[0] * x[3] / 32 if x[3] else None
-                    rows.append([r.label, f"{family} `{v}`"] + ["-" if y is None else f"{y:.0f}" for y in x + [warps]]
-                                + [measured(e)])
-    return table(["GPU", "kernel"] + [t for t, _ in OCC] + ["resident warps/SM", "measured"], rows) if rows else None
+                    rows.append([f"{r.number(v)} `{v}`"] + ["-" if y is None else f"{y:.0f}" for y in x + [warps]]
+                                + [fmt_rate(rate(e)[1]) if rate(e) else "-"])
+            out += [f"{r.label}, {family} at {short(r.headline())}:", "", table(
+                ["kernel"] + [t for t, _ in OCC] + ["resident warps/SM", r.unit()], rows, 1), ""] if rows else []
+    return "\n".join(out) or None
 
 
 def carveout(fams):
@@ -157,7 +160,7 @@ def roofline(fams):
     every kernel at its family's headline shape under them: the markdown, the roofs [(GPU, GB/s,
     TFLOP/s)] and the point series [(label, [(FLOP/B, TFLOP/s, name)])] for plots.roofline."""
     runs = [r for rs in fams.values() for r in rs]
-    labels, rows, series = dict(gpus(runs)), [], []
+    labels, rows, series = dict(gpus(runs)), {}, []
     roof = {g: {"GB/s": (0, None), "TFLOP/s": (0, None)} for g in labels}
     for r in runs:
         for s, vs in r.shapes.items():
@@ -170,8 +173,8 @@ def roofline(fams):
         for v, u in ((v, rate(r.shapes[h][v])) for v in r.order(r.shapes[h])):
             if u and ai is not None and bw:
                 tf = u[1] if u[0] == "TFLOP/s" else u[1] * ai / 1e3
-                rows.append([labels[r.gpu], f"{r.family} `{v}` ({h})", fmt(ai), f"{fmt_rate(u[1])} {u[0]}",
-                             fmt(tf / min(bw * ai / 1e3, pk or 1e30) if ai else u[1] / bw)])
+                rows.setdefault((r.family, v, short(h), fmt(ai)), {})[r.gpu] = \
+                    f"{fmt_rate(u[1])} {u[0]} ({fmt(tf / min(bw * ai / 1e3, pk or 1e30) if ai else u[1] / bw)})"
                 pts += [(ai, tf, r.title(v))] if ai else []
         series += [(f"{r.family}, {labels[r.gpu]}", pts)] if pts else []
     gpu_rows = [[labels[g], f"{fmt_rate(x['GB/s'][0])} ({x['GB/s'][1]})",
@@ -180,7 +183,9 @@ def roofline(fams):
                 for g, x in sorted(roof.items())]
     roofs = [(labels[g], x["GB/s"][0], x["TFLOP/s"][0] or None) for g, x in sorted(roof.items()) if x["GB/s"][0]]
     return ("\n\n".join([table(["GPU", "memory roof, GB/s", "fp32 roof, TFLOP/s", "ridge, FLOP/B"], gpu_rows),
-                          table(["GPU", "kernel (shape)", "FLOP/B", "measured", "fraction of roof"], rows)]),
+                          table(["kernel", "shape", "FLOP/B"] + [labels[g] for g in sorted(labels)], [
+                              [f"{f} `{v}`", h, ai] + [cells.get(g, "-") for g in sorted(labels)]
+                              for (f, v, h, ai), cells in rows.items()])]),
             roofs, series)
 
 
