@@ -12,7 +12,6 @@ with an active lane only): what the bank model (common/bank_model.hpp) predicts 
 import csv
 import io
 import json
-import os
 import re
 import subprocess
 import sys
@@ -30,24 +29,13 @@ METRICS = {
     "sass_st_wavefronts": "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
     "sass_ldgsts_wavefronts": "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",
 }
-# Used where results/<gpu>/<family>.json beside the output does not name the family's baselines.
-FALLBACK_BASELINES = {"memcpy", "cublas_geam", "cub", "cublas", "mma_roof"}
+BASELINES = {"memcpy", "cublas_geam", "cub", "cublas", "mma_roof"}
 DEFAULT_SHAPES = {
     "transpose": r"/(float|double)/8192x8192$",
     "reduction": r"/float/16777216$",
     "gemm": r"/1024x1024x1024$",
     "tc_gemm": r"/1024x1024x1024$",
 }
-
-
-def baselines(out_path, family):
-    """The vendor variants of a family (not profiled): kind "baseline" in the ladder metadata."""
-    try:
-        with open(os.path.join(os.path.dirname(os.path.abspath(out_path)), family + ".json")) as f:
-            steps = json.loads(json.load(f)["context"]["smem_steps"])
-        return {s["name"] for s in steps if s["kind"] == "baseline"}
-    except (OSError, KeyError, ValueError):
-        return FALLBACK_BASELINES
 
 
 def profile(binary, bench):
@@ -78,11 +66,10 @@ def main(build, out_path, *shape_args):
                                     text=True, check=True).stdout.split()
         except (OSError, subprocess.CalledProcessError):
             continue
-        skip = baselines(out_path, family)
         for name in listed:
             bench = name.split("/iterations")[0].split("/manual_time")[0]
             variant = bench.split("/")[1]
-            if variant in skip or not re.search(shape, bench):
+            if variant in BASELINES or not re.search(shape, bench):
                 continue
             kernel, values = profile(binary, name)
             if len(values) != len(METRICS):

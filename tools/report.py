@@ -79,7 +79,8 @@ def plan(root, res, bank_exe):
                               f"headline shape\"\n\n{roof_text}" if pics.get("roofline.svg") else tables.NONE,
         "compare": lambda a: tables.compare(fams, a),
         "occupancy": lambda a: tables.occupancy(fams, 0, a[0] if a else None) or tables.NONE,
-        "carveout": lambda a: tables.carveout(fams),
+        "carveout": lambda a: tables.occupancy(fams, 48 * 1024 + 1) or (
+            "No kernel in `results/` uses more than 48 KB of shared memory per block at its headline shape."),
         "best": lambda a: tables.best(fams.get(a[0], [])),
         "banks-measured": lambda a: banks.measured(res, a),
         "bank-tables": lambda a: banks.model_tables(bank_exe, a) if bank_exe else None,

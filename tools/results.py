@@ -64,9 +64,13 @@ class Run:
         s = self.step(variant)
         return "ref" if variant == self.reference else f"{s['step']:02d}" if s and s.get("step") is not None else "-"
 
-    def title(self, variant):
-        """'04 tiled_32' for a step, the name alone for a baseline."""
-        return f"{self.number(variant)} {variant}" if self.number(variant)[0].isdigit() else variant
+    def title(self, variant, code=""):
+        """'04 tiled_32' for a step, the name alone for a baseline (the name between `code`)."""
+        n = self.number(variant)
+        return (f"{n} " if n[0].isdigit() else "") + f"{code}{variant}{code}"
+
+    def cell(self, variant):
+        return self.title(variant, "`")
 
     def ratio(self, variant, shape):
         vs = self.shapes.get(shape, {})

@@ -15,11 +15,6 @@ def fmt_rate(x):
     return "-" if x is None else f"{x:.0f}" if x >= 100 else f"{x:.3g}"
 
 
-def measured(entry):
-    u = rate(entry)
-    return f"{fmt_rate(u[1])} {u[0]}" if u else "-"
-
-
 def table(head, rows, left=2):
     """A markdown table; the columns after the first `left` are right-aligned."""
     return "\n".join([f"| {' | '.join(head)} |", "| " + " | ".join(
@@ -56,7 +51,7 @@ def family_results(family, runs, pics):
            f"headline shape, on every GPU measured\""]
     for r in runs:
         shapes = [r.headline()] + [s for s in r.sorted_shapes() if s != r.headline()]
-        rows = [[r.title(v).replace(" ", " `", 1) + "`" if " " in r.title(v) else f"`{v}`"] +
+        rows = [[r.cell(v)] +
                 [f"{fmt_rate(rate(r.shapes[s][v])[1])} ({fmt(r.ratio(v, s))})" if rate(r.shapes[s].get(v)) else "-"
                  for s in shapes] for v in r.order({v for s in shapes for v in r.shapes[s]} | {s["name"] for s in r.steps})]
         out += ["", f"### {r.label}", "", f"{r.provenance()} (`results/{r.gpu}/{family}.json`); {r.unit()}:", "",
@@ -90,11 +85,10 @@ def recipe_table(fams, link):
 
 def compare(fams, spec):
     """Chosen variants at each family's headline shape on every GPU; spec: ['family:v1,v2', ...]."""
-    rows = [[r.label, f"{family} {r.headline()}", f"`{v}`", measured(r.shapes[r.headline()][v]),
-             f"{fmt(r.ratio(v, r.headline()))} (`{r.reference}`)"]
-            for family, vs in (item.split(":") for item in spec) for r in fams.get(family, [])
-            for v in vs.split(",") if rate(r.shapes[r.headline()].get(v))]
-    return table(["GPU", "benchmark", "kernel", "measured", "vs reference"], rows) if rows else NONE
+    rows = [[r.label, f"{family} {short(h)}", r.cell(v), f"{fmt_rate(u[1])} {u[0]}", f"{fmt(r.ratio(v, h))} (`{r.reference}`)"]
+            for family, vs in (item.split(":") for item in spec) for r in fams.get(family, []) for h in [r.headline()]
+            for v in vs.split(",") for u in [rate(r.shapes[h].get(v))] if u]
+    return table(["GPU", "benchmark", "kernel", "measured", "vs reference"], rows, 3) if rows else NONE
 
 
 OCC = [("blocks/SM", ["blocks_per_sm"]), ("registers/thread", ["registers"]),
@@ -112,21 +106,12 @@ def occupancy(fams, min_smem=0, only=None):
                 x = [sum(e.get(k, 0) for k in ks) if any(k in e for k in ks) else None for _, ks in OCC]
                 if x[0] is not None and (x[2] or 0) >= min_smem:
                     warps = x[0] * x[3] / 32 if x[3] else None
-                    rows.append([f"{r.number(v)} `{v}`"] + ["-" if y is None else f"{y:.0f}" for y in x + [warps]]
+                    rows.append([r.cell(v)] + ["-" if y is None else f"{y:.0f}" for y in x + [warps]]
                                 + [fmt_rate(rate(e)[1]) if rate(e) else "-"])
-            out += [f"{r.label}, {family} at {short(r.headline())}:", "", table(
+            out += [f"{r.label} ({r.ctx.get('gpu_smem_per_sm_bytes', '?')} bytes of shared memory per SM), "
+                    f"{family} at {short(r.headline())}:", "", table(
                 ["kernel"] + [t for t, _ in OCC] + ["resident warps/SM", r.unit()], rows, 1), ""] if rows else []
     return "\n".join(out) or None
-
-
-def carveout(fams):
-    first = {r.gpu: r for rs in fams.values() for r in rs}
-    occ = occupancy(fams, 48 * 1024 + 1)
-    return "\n".join([table(["GPU", "SMs", "shared memory per SM (bytes, `cudaDeviceProp`)"], [
-        [r.label, r.ctx.get("gpu_sm_count", "-"), r.ctx.get("gpu_smem_per_sm_bytes", "-")]
-        for _, r in sorted(first.items())]),
-        "", "Kernels above the 48 KB static limit, at their family's headline shape:" if occ else
-        "No kernel in `results/` uses more than 48 KB of shared memory per block.", "", occ or ""]) if first else NONE
 
 
 def best(runs):
@@ -139,7 +124,7 @@ def best(runs):
                 v = max(steps, key=lambda v: r.ratio(v, s))
                 e = r.shapes[s][v]
                 slots = e.get("blocks_per_sm", 0) * int(r.ctx.get("gpu_sm_count", 0))
-                rows.append([r.label, short(s), fmt_rate(rate(r.shapes[s][r.reference])[1]), f"{r.number(v)} `{v}`",
+                rows.append([r.label, short(s), fmt_rate(rate(r.shapes[s][r.reference])[1]), r.cell(v),
                              fmt_rate(rate(e)[1]), fmt(r.ratio(v, s)), fmt(e.get("grid_blocks"), 0),
                              fmt(e["grid_blocks"] / slots) if slots and "grid_blocks" in e else "-"])
     return table(["GPU", "shape", f"`{runs[0].reference}`, {runs[0].unit()}", "fastest step", runs[0].unit(), "ratio",
