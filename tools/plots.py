@@ -1,6 +1,6 @@
-"""The plots of the pages: SVG text drawn by matplotlib (Debian: python3-matplotlib), the same bytes
-on every run (fixed svg.hashsalt, no date, text kept as text) so that `report.py --check` can
-compare them. Every series of a plot has its own colour and its own marker; the reference is black."""
+"""The plots: SVG drawn by matplotlib (Debian: python3-matplotlib), the same bytes on every run (fixed
+hash salt, no date, text as text) so that `report.py --check` can compare them. Each series of a plot
+has a colour and a marker of its own; the reference is black."""
 import io
 import os
 import sys
@@ -50,15 +50,14 @@ def finish(fig, ax, title, xlabel, ylabel):
 
 
 def sizes(title, shapes, sizes_, series, unit, xlabel):
-    """Rate versus size: series [(label, [value or None per shape])], the first the reference.
-    Sizes spread out by factors of 2 or more go on a log axis, others are evenly spaced."""
+    """Rate versus size, series [(label, [value or None per shape])] with the reference first. Sizes
+    spread out by factors of 2 or more go on a log axis, others are evenly spaced."""
     fig, ax = plt.subplots(figsize=(10, 5.5))
     spread = all(b >= 2 * a for a, b in zip(sizes_, sizes_[1:]))
     xs = sizes_ if spread else list(range(len(shapes)))
     for i, (label, ys) in enumerate(series):
         pts = [(x, y) for x, y in zip(xs, ys) if y]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], label=label, linestyle="--" if i == 0 else "-",
-                linewidth=2 if i == 0 else 1.2, markersize=6, **style(i))
+        ax.plot(*zip(*pts), label=label, linestyle="-" if i else "--", linewidth=1.2 if i else 2, **style(i))
     ax.set_xscale("log" if spread else "linear")
     ax.set_xticks(xs, shapes, rotation=30, ha="right")
     ax.xaxis.set_minor_locator(plt.NullLocator())
@@ -67,8 +66,8 @@ def sizes(title, shapes, sizes_, series, unit, xlabel):
 
 
 def ladder(title, labels, groups, xlabel):
-    """Horizontal bars, a row per variant (top down), a bar per GPU (groups [(GPU, [ratio or None
-    per label])]) with its value written at its end."""
+    """Horizontal bars, a row per variant (top down), a bar per GPU (groups [(GPU, [ratio or None per
+    label])]) with its value written at its end."""
     n, h = len(groups), 0.8 / max(1, len(groups))
     fig, ax = plt.subplots(figsize=(10, 1.2 + 0.22 * len(labels) * max(1.5, n)))
     for g, (gpu, vals) in enumerate(groups):
@@ -86,14 +85,13 @@ def ladder(title, labels, groups, xlabel):
 
 
 def roofline(title, roofs, series):
-    """roofs [(GPU, GB/s, TFLOP/s or None)]; series [(label, [(FLOP/B, TFLOP/s, name)])], the points
-    of a series at one intensity: each series sits a little to the right of the one before, and
-    its fastest point is named."""
+    """roofs [(GPU, GB/s, TFLOP/s or None)]; series [(label, [(FLOP/B, TFLOP/s, name)])] of points at
+    one intensity each: a series sits a little right of the one before, its fastest point named."""
     fig, ax = plt.subplots(figsize=(10, 5.5))
     pts = [p for _, ps in series for p in ps]
     lo, hi = min(p[0] for p in pts) / 4, max(p[0] for p in pts) * 4
     for i, (gpu, bw, peak) in enumerate(roofs):
-        xs = [lo, hi] if not peak else [lo, peak * 1e3 / bw, hi]
+        xs = [lo, peak * 1e3 / bw, hi] if peak else [lo, hi]
         ax.plot(xs, [min(peak or 1e30, x * bw / 1e3) for x in xs], color=["black", "#555555"][i % 2],
                 linestyle=["-", "--", ":", "-."][i % 4], linewidth=1.5, label=f"roof, {gpu}")
     for i, (label, ps) in enumerate(series):

@@ -87,7 +87,7 @@ def bad_inputs(results, label):
         for line in open(p).read().splitlines():
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             if cells[0] == "case":
-                variants, rows = cells[1:], []
+                variants = cells[1:]
                 out += ["| cases | outcome |", "| --- | --- |"]
             elif line.startswith("|") and not set(cells[0]) <= set("-: "):
                 groups = {}

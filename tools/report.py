@@ -8,7 +8,6 @@ recipes, docs/images), --results the benchmark results (default ROOT/results). A
 regions it holds in their markers (tools/regions.py); `bank-tables` is only rewritten when
 --bank-tables names the bank_tables program."""
 import argparse
-import glob
 import os
 import subprocess
 import sys
@@ -53,12 +52,8 @@ def plan(root, res, bank_exe):
     pics = images(fams, roofs, points)
     labels = {r.gpu: r.label for r in runs}
 
-    def label(path):
-        """The GPU of a results/<gpu>/ file: as the runs label it, else as a JSON there names it."""
-        gpu = os.path.basename(os.path.dirname(path))
-        names = [results.Run(j).name for j in sorted(glob.glob(os.path.join(os.path.dirname(path), "*.json")))
-                 if not j.endswith("banks.json")]
-        return labels.get(gpu, names[0] if names else gpu)
+    def label(path):  # the GPU of a results/<gpu>/ file
+        return labels.get(os.path.basename(os.path.dirname(path)), os.path.basename(os.path.dirname(path)))
 
     def recipes(how):
         if how == "pages":
@@ -119,19 +114,14 @@ def main():
         print("report: generated pages are out of date: run ./cookbook report and commit" if stale or orphans
               else f"report: {len(files)} generated files up to date")
         return 1 if stale or orphans else 0
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", "recipes", "results"], cwd=a.root,
-                           capture_output=True, text=True).stdout.split()
-    if any(d.endswith((".cuh", ".json")) for d in dirty):
-        print("report: warning: generated from uncommitted recipes or results: commit them with the pages",
-              file=sys.stderr)
+    git = subprocess.run(["git", "status", "--porcelain", "recipes", "results"], cwd=a.root, capture_output=True,
+                         text=True)
+    if any(d.endswith((".cuh", ".json")) for d in git.stdout.split()):
+        print("report: warning: generated from uncommitted recipes or results: commit them together", file=sys.stderr)
     os.makedirs(img, exist_ok=True)
-    for p in stale:
-        with open(p, "w") as f:
-            f.write(files[p])
-        print(f"report: wrote {os.path.relpath(p, a.root)}")
-    for p in orphans:
-        os.remove(p)
-        print(f"report: removed {os.path.relpath(p, a.root)}")
+    for p in stale + orphans:
+        open(p, "w").write(files[p]) if p in files else os.remove(p)
+        print(f"report: {'wrote' if p in files else 'removed'} {os.path.relpath(p, a.root)}")
     return 0
 
 

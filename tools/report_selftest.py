@@ -94,7 +94,8 @@ def main():
             "| 01 | `a` | `fam_01_a.cuh`, `fam_common.cuh` |",
             "| 02 | `b`, `b2` | `fam_02_b.cuh`, `fam_01_a.cuh`, `fam_common.cuh` |",
             "| GPU A | 1024 | 100 | 01 `a` | 50 | 0.50 | 1000 | 5.00 |",
-            "| n < 0; null | **invalid**: all 5 variants |", "| K huge | **handled**: the other 4 variants; **invalid**: `b` |",
+            "| n < 0; null | **invalid**: all 5 variants |",
+            "| K huge | **handled**: the other 4 variants; **invalid**: `b` |",
             "| `smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio` | 0.18 |",
             "| step | 1024 (headline) | 64 |", "### GPU A", "### GPU B",
             # Ratio 1 / (i + 1) at both shapes; b2 did not run at 64.

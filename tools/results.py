@@ -1,8 +1,7 @@
-"""Loads what `./cookbook bench` writes: results/<gpu>/<family>.json, Google Benchmark JSON with
-names <family>/<variant>/<shape> (median aggregates; real_time is the event-timed kernel time).
-The context names the GPU (gpu_name, ...), the family (smem_family), the variant every ratio
-divides by (smem_reference), and the ladder (smem_steps: a JSON array, in ladder order, of
-{name, step, header, summary, kind: "step" | "baseline"}). Ratio: reference time / variant time."""
+"""Loads results/<gpu>/<family>.json: Google Benchmark JSON (names <family>/<variant>/<shape>, median
+aggregates, real_time the event-timed kernel time) whose context names the GPU, the family
+(smem_family), the variant ratios divide by (smem_reference) and the ladder (smem_steps: a JSON array
+of {name, step, header, summary, kind: "step" | "baseline"}). Ratio: reference time / variant time."""
 import glob
 import json
 import os
@@ -10,8 +9,7 @@ import re
 import sys
 
 RATES = ("TFLOP/s", "GB/s")
-# The shape each family's ladder is shown at; others: the largest of the first element type,
-# among the shapes with the most variants measured.
+# The shape each ladder is shown at; others: the largest of the first element type with the most variants.
 HEADLINE = {"gemm": "4096x4096x4096", "reduction": "float/268435456", "transpose": "float/8192x8192"}
 
 
@@ -38,7 +36,7 @@ class Run:
     def __init__(self, path):
         with open(path) as f:
             data = json.load(f)
-        self.path, self.gpu = path, os.path.basename(os.path.dirname(os.path.abspath(path)))
+        self.gpu = os.path.basename(os.path.dirname(os.path.abspath(path)))
         self.ctx = c = data.get("context", {})
         self.family, self.reference = c.get("smem_family") or os.path.basename(path)[:-5], c.get("smem_reference")
         self.steps = json.loads(c["smem_steps"]) if c.get("smem_steps") else []
@@ -47,13 +45,13 @@ class Run:
         for b in data.get("benchmarks", []):
             parts = [p for p in b.get("run_name", b["name"]).split("/")
                      if ":" not in p and p not in ("manual_time", "real_time")]
-            if b.get("aggregate_name", "median") == "median" and not b.get("error_occurred") and len(parts) >= 3 \
-                    and parts[0] == self.family:
+            if b.get("aggregate_name", "median") == "median" and not b.get("error_occurred") \
+                    and len(parts) >= 3 and parts[0] == self.family:
                 self.shapes.setdefault("/".join(parts[2:]), {})[parts[1]] = b
-                self.seen += [parts[1]] if parts[1] not in self.seen else []
+                self.seen += [parts[1]] * (parts[1] not in self.seen)
 
     def step(self, variant):
-        return next((s for s in self.steps if s["name"] == variant), None)
+        return next((s for s in self.steps if s["name"] == variant), {})
 
     def order(self, variants):
         """variants in ladder order (the metadata's), then the others in the order of the file."""
@@ -61,27 +59,25 @@ class Run:
         return sorted(variants, key=lambda v: (names.index(v) if v in names else len(names), v))
 
     def number(self, variant):
-        s = self.step(variant)
-        return "ref" if variant == self.reference else f"{s['step']:02d}" if s and s.get("step") is not None else "-"
+        n = self.step(variant).get("step")
+        return "ref" if variant == self.reference else "-" if n is None else f"{n:02d}"
 
     def title(self, variant, code=""):
         """'04 tiled_32' for a step, the name alone for a baseline (the name between `code`)."""
-        n = self.number(variant)
-        return (f"{n} " if n[0].isdigit() else "") + f"{code}{variant}{code}"
+        return (f"{self.number(variant)} " if self.number(variant)[0].isdigit() else "") + f"{code}{variant}{code}"
 
     def cell(self, variant):
         return self.title(variant, "`")
 
     def ratio(self, variant, shape):
-        vs = self.shapes.get(shape, {})
-        e, ref = vs.get(variant), vs.get(self.reference)
+        e, ref = self.shapes.get(shape, {}).get(variant), self.shapes.get(shape, {}).get(self.reference)
         return ref["real_time"] / e["real_time"] if e and ref and e.get("real_time") else None
 
     def unit(self):
         return next((rate(e)[0] for vs in self.shapes.values() for e in vs.values() if rate(e)), "GB/s")
 
     def sorted_shapes(self):
-        kinds = list(dict.fromkeys(shape_kind(s) for s in self.shapes))
+        kinds = list(dict.fromkeys(map(shape_kind, self.shapes)))
         return sorted(self.shapes, key=lambda s: (kinds.index(shape_kind(s)), shape_size(s), s))
 
     def headline(self):
@@ -100,14 +96,12 @@ def load(results_dir):
     """Every results/<gpu>/<family>.json with ladder metadata, sorted by family and GPU. A GPU's
     label is its name, with its folder added where two folders share a name."""
     runs = []
-    for path in sorted(p for p in glob.glob(os.path.join(results_dir, "*", "*.json"))
-                       if not p.endswith("banks.json")):
-        r = Run(path)
-        if not r.steps:
+    for path in sorted(glob.glob(os.path.join(results_dir, "*", "*.json"))):
+        r = Run(path) if not path.endswith("banks.json") else None
+        if r and not r.steps:
             print(f"results: {r.gpu}/{os.path.basename(path)} has no smem_steps in its context (written before "
                   "the ladder metadata): skipped; run ./cookbook bench again", file=sys.stderr)
-        elif r.shapes:
-            runs.append(r)
+        runs += [r] if r and r.steps and r.shapes else []
     for r in runs:
         r.label = f"{r.name} ({r.gpu})" if any(o.name == r.name and o.gpu != r.gpu for o in runs) else r.name
     return sorted(runs, key=lambda r: (r.family, r.gpu))

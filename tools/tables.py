@@ -51,9 +51,9 @@ def family_results(family, runs, pics):
            f"headline shape, on every GPU measured\""]
     for r in runs:
         shapes = [r.headline()] + [s for s in r.sorted_shapes() if s != r.headline()]
-        rows = [[r.cell(v)] +
-                [f"{fmt_rate(rate(r.shapes[s][v])[1])} ({fmt(r.ratio(v, s))})" if rate(r.shapes[s].get(v)) else "-"
-                 for s in shapes] for v in r.order({v for s in shapes for v in r.shapes[s]} | {s["name"] for s in r.steps})]
+        variants = r.order({v for vs in r.shapes.values() for v in vs} | {s["name"] for s in r.steps})
+        rows = [[r.cell(v)] + [f"{fmt_rate(rate(r.shapes[s][v])[1])} ({fmt(r.ratio(v, s))})"
+                               if rate(r.shapes[s].get(v)) else "-" for s in shapes] for v in variants]
         out += ["", f"### {r.label}", "", f"{r.provenance()} (`results/{r.gpu}/{family}.json`); {r.unit()}:", "",
                 table(["step"] + [short(s) + " (headline)" * (s == r.headline()) for s in shapes], rows, 1)]
         if image_name(family, "sizes", r.gpu) in pics:
@@ -85,7 +85,8 @@ def recipe_table(fams, link):
 
 def compare(fams, spec):
     """Chosen variants at each family's headline shape on every GPU; spec: ['family:v1,v2', ...]."""
-    rows = [[r.label, f"{family} {short(h)}", r.cell(v), f"{fmt_rate(u[1])} {u[0]}", f"{fmt(r.ratio(v, h))} (`{r.reference}`)"]
+    rows = [[r.label, f"{family} {short(h)}", r.cell(v), f"{fmt_rate(u[1])} {u[0]}",
+             f"{fmt(r.ratio(v, h))} (`{r.reference}`)"]
             for family, vs in (item.split(":") for item in spec) for r in fams.get(family, []) for h in [r.headline()]
             for v in vs.split(",") for u in [rate(r.shapes[h].get(v))] if u]
     return table(["GPU", "benchmark", "kernel", "measured", "vs reference"], rows, 3) if rows else NONE
