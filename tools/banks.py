@@ -26,15 +26,17 @@ def measured(results, families=()):
     out = []
     for path in sorted(glob.glob(os.path.join(results, "*", "banks.json"))):
         data = json.load(open(path))
-        rows = [[f"`{k['benchmark']}`", fmt(k.get("sass_ld_wavefronts_per_instruction")),
+        rows = [[f"`{k['benchmark'].split('/', 1)[-1]}`", fmt(k.get("sass_ld_wavefronts_per_instruction")),
                  fmt(k.get("sass_st_wavefronts_per_instruction")), f"{k.get('sass_ldgsts_wavefronts', 0):.0f}",
                  fmt(k.get("ld_wavefronts_per_instruction")), fmt(k.get("st_wavefronts_per_instruction"))]
                 for k in data.get("kernels", []) if (k.get("ld_instructions") or k.get("st_instructions"))
                 and (not families or k.get("family") in families)]
         if rows:
-            out += [f"{data.get('gpu_name', '?')} (`results/{os.path.basename(os.path.dirname(path))}/banks.json`):",
-                    "", table(["benchmark", "loads: wavefronts/instruction", "stores: wavefronts/instruction",
-                               "`cp.async` wavefronts", "loads, L1 counters", "stores, L1 counters"], rows, 1), ""]
+            out += [f"{data.get('gpu_name', '?')} (`results/{os.path.basename(os.path.dirname(path))}/banks.json`): "
+                    "wavefronts per shared load and store instruction from the SASS-level counters and from the L1 "
+                    "counters, and the total wavefronts of the `cp.async` copies.", "",
+                    table(["benchmark", "loads, SASS", "stores, SASS", "`cp.async`", "loads, L1", "stores, L1"], rows, 1),
+                    ""]
     return "\n".join(out) or ("Not measured yet: once `tools/bank_evidence.py` has written "
                               "`results/<gpu>/banks.json` on a GPU, this table shows Nsight Compute's "
                               "shared-memory wavefronts per instruction for every kernel.")

@@ -8,6 +8,7 @@ recipes, docs/images), --results the benchmark results (default ROOT/results). A
 regions it holds in their markers (tools/regions.py); `bank-tables` is only rewritten when
 --bank-tables names the bank_tables program."""
 import argparse
+import glob
 import os
 import subprocess
 import sys
@@ -51,6 +52,8 @@ def plan(root, res, bank_exe):
     roof_text, roofs, points = tables.roofline(fams)
     pics = images(fams, roofs, points)
     labels = {r.gpu: r.label for r in runs}
+    for p in glob.glob(os.path.join(res, "*", "*.json")):  # GPUs whose JSON predates the ladder metadata
+        labels.setdefault(os.path.basename(os.path.dirname(p)), results.Run(p).name) if "banks" not in p else None
 
     def label(path):  # the GPU of a results/<gpu>/ file
         return labels.get(os.path.basename(os.path.dirname(path)), os.path.basename(os.path.dirname(path)))
