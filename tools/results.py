@@ -36,6 +36,7 @@ class Run:
     def __init__(self, path):
         with open(path) as f:
             data = json.load(f)
+        data = data if isinstance(data, dict) else {}
         self.gpu = os.path.basename(os.path.dirname(os.path.abspath(path)))
         self.ctx = c = data.get("context", {})
         self.family, self.reference = c.get("smem_family") or os.path.basename(path)[:-5], c.get("smem_reference")
