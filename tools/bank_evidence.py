@@ -1,20 +1,14 @@
 #!/usr/bin/env python3
 """Measures shared-memory bank behaviour with Nsight Compute and writes results/<gpu>/banks.json.
 
-For every benchmark of the chosen shape of each family (baselines excluded), profiles the first
-kernel the benchmark launches (its warm-up launch) and records the shared-memory load and store
-instructions, wavefronts and bank conflicts, twice:
+  tools/bank_evidence.py <build dir> <out json> [family=shape-regex ...]
 
-- the L1 pipeline's counters (l1tex__...), which also count the wavefronts that concurrent
-  global-memory traffic through the same data banks adds (0 to 18% more on the H200);
-- the SASS-level counters (smsp__sass_...), which count each executed instruction's wavefronts
-  from its own addresses, and only instructions with at least one active lane.
-
-The SASS-level wavefronts per instruction are what the bank model (common/bank_model.hpp)
-predicts per warp request; the transpose, reduction and gemm tests compare the two.
-
-Usage: tools/bank_evidence.py <build dir> <out json> [family=shape-regex ...]
-"""
+For every benchmark of the chosen shape of each family (its baselines excluded), profiles the
+first kernel it launches (the warm-up) and records the shared-memory load and store
+instructions, wavefronts and bank conflicts twice: from the L1 pipeline's counters (l1tex__...),
+which also count the wavefronts that concurrent global traffic adds, and from the SASS-level
+counters (smsp__sass_...), which count each executed instruction's own wavefronts (instructions
+with an active lane only): what the bank model (common/bank_model.hpp) predicts per request."""
 import csv
 import io
 import json

@@ -1,30 +1,27 @@
 #!/usr/bin/env python3
-"""Prints a compact table of a benchmark JSON: each variant's median time, its rate, and its
-ratio to the family's baseline measured in the same run.
+"""Prints a benchmark JSON (`./cookbook bench` runs it on each file it writes) as one compact
+table per shape: each variant's step, median time, rate, and ratio to the reference that the
+JSON names (smem_reference), measured in the same run: reference time / variant time, so 1.00 is
+as fast as the reference and higher is faster.
 
-Names are <family>/<variant>/<shape...>; the baseline of a shape is the variant named in
-BASELINES for the family (the first one present). The ratio is baseline time / variant time,
-so 1.00 means as fast as the baseline and higher is faster."""
+  tools/bench_table.py results/<gpu>/<family>.json ..."""
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchjson import BASELINES, RATES, load  # noqa: E402
+from results import Run, rate  # noqa: E402
 
 
 def main(path):
-    ctx, rows = load(path)
-    print(f"{path}: {ctx.get('gpu_name', '?')}, driver {ctx.get('cuda_driver', '?')}, "
-          f"CUDA {ctx.get('cuda_runtime', '?')}, commit {ctx.get('git_commit', '?')}")
-    for (family, shape), variants in rows.items():
-        base = next((variants[b] for b in BASELINES.get(family, []) if b in variants), None)
-        base_name = next((b for b in BASELINES.get(family, []) if b in variants), "-")
-        print(f"\n{family} {shape}  (ratio = {base_name} time / variant time)")
-        for variant, b in variants.items():
-            rate = next(((k, b[k]) for k in RATES if k in b), None)
-            rate_s = f"{rate[1]:9.1f} {rate[0]}" if rate else ""
-            ratio = base["real_time"] / b["real_time"] if base else float("nan")
-            print(f"  {variant:24s} {b['real_time']:12.2f} {b['time_unit']:2s} {rate_s:>16s}  x{ratio:5.2f}")
+    r = Run(path)
+    print(f"{path}: {r.provenance()}")
+    for shape in r.sorted_shapes():
+        vs = r.shapes[shape]
+        print(f"\n{r.family} {shape}  (ratio = {r.reference or '-'} time / variant time)")
+        for v in r.order(vs):
+            x, u = r.ratio(v, shape), rate(vs[v])
+            print(f"  {r.number(v):>3s} {v:24s} {vs[v]['real_time']:12.2f} {vs[v]['time_unit']:2s} "
+                  f"{f'{u[1]:9.1f} {u[0]}' if u else '':>16s}  " + (f"x{x:5.2f}" if x else "  -"))
 
 
 if __name__ == "__main__":

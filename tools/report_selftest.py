@@ -1,107 +1,137 @@
 #!/usr/bin/env python3
-"""Self-test of tools/report.py on a scratch copy of the pages (stdlib only, no GPU).
+"""Self-test of tools/report.py on a synthetic repository built in a temporary folder (no GPU;
+nothing of the real repository is read or written).
 
-Writes a made-up benchmark JSON for every family into a temporary results/ (never into the
-repository: its numbers mean nothing), runs the report there, and checks what it generated: each
-family page gets a ladder table with one row per step and per vendor variant and the ratios
-computed from the times, the main page's recipe table gets a ratio column for the GPU, the plots
-are well-formed SVG with one bar per variant, and `--check` passes afterwards and fails after an
-edit between the markers."""
+The fixture: a family `fam` whose step headers include each other, a page with regions of most
+kinds, results of two GPUs with made-up times (so every ratio is known), a JSON without ladder
+metadata, a bad-input matrix and a profiler output. Checked: the per-GPU ladder tables and the
+README's per-GPU ratio columns, the files-to-copy closure, the folded bad-input matrix, a profile
+figure, a colour and a marker of its own for every series of a plot, the same bytes on a second
+run, and `--check` failing after a hand edit between the markers or a removed plot."""
 import json
 import os
-import shutil
+import re
 import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-import report  # noqa: E402
-from benchjson import VENDOR  # noqa: E402
+import plots  # noqa: E402  (re-runs this test with a python that has matplotlib, or exits)
+import profiles  # noqa: E402
 
-SHAPES = {"transpose": ["float/1024x1024", "float/8192x8192"], "reduction": ["float/65536", "float/268435456"],
-          "gemm": ["1024x1024x1024", "4096x4096x4096"]}
+STEPS = [dict(name="ref", step=None, header=None, summary="The vendor kernel.", kind="baseline"),
+         dict(name="a", step=1, header="fam_01_a.cuh", summary="Step a | with a bar.", kind="step"),
+         dict(name="b", step=2, header="fam_02_b.cuh", summary="Step b.", kind="step"),
+         dict(name="b2", step=2, header="fam_02_b.cuh", summary="Step b, other tile.", kind="step")]
+REGION = "<!-- BEGIN GENERATED: {} -->\n<!-- END GENERATED -->\n"
+FILES = {
+    "recipes/fam/fam_common.cuh": "#pragma once\n#include <cuda_runtime.h>\n",
+    "recipes/fam/fam_01_a.cuh": '#pragma once\n#include "fam_common.cuh"\n',
+    "recipes/fam/fam_02_b.cuh": '#pragma once\n#include "fam_01_a.cuh"\n#include "../elsewhere.cuh"\n',
+    "recipes/fam/README.md": "# Fam {#fam_page}\n\n" + "".join(REGION.format(k) for k in (
+        "files fam", "results fam", "best fam", "occupancy", "bad-inputs", "profile gemm-stalls")),
+    "README.md": REGION.format("recipes readme"),
+    "docs/mainpage.md": REGION.format("recipes main"),
+    "results/gpu-b/old.json": json.dumps({"context": {}, "benchmarks": []}),
+    "results/gpu-a/bad_inputs.md": "#### fam\n\n| case | `a` | `b` | `b2` | `c` | `d` |\n"
+                                   "| --- | --- | --- | --- | --- | --- |\n"
+                                   "| n < 0 | invalid | invalid | invalid | invalid | invalid |\n"
+                                   "| null | invalid | invalid | invalid | invalid | invalid |\n"
+                                   "| K huge | handled | invalid | handled | handled | handled |\n",
+    "results/gpu-a/" + profiles.PROFILES["gemm-stalls"][1]:
+        "  smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio   inst   0.18\n",
+}
 
 
-def fake_results(fam, path):
-    """Times 1, 2, 3, ... us for the variants in ladder order, so every ratio is known."""
+def bench_json(gpu, slow):
+    """Time (i + 1) * slow for the i-th variant, so its ratio is 1 / (i + 1); b2 is not run at 64."""
     benches = []
-    variants = VENDOR.get(fam.name, [])[:1] + [s["variant"] for s in fam.steps]
-    for shape in SHAPES.get(fam.name, ["1"]):
-        for i, v in enumerate(variants):
-            name = f"{fam.name}/{v}/{shape}/iterations:10/manual_time"
-            e = {"name": name + "_median", "run_name": name, "run_type": "aggregate",
-                 "aggregate_name": "median", "real_time": float(i + 1), "cpu_time": 1.0,
-                 "time_unit": "us", "GB/s": 100.0 / (i + 1)}
-            benches += [e, dict(e, name=name + "_cv", aggregate_name="cv", real_time=0.01)]
-    ctx = {"gpu_name": "Selftest GPU", "cuda_driver": "0.0", "cuda_runtime": "0.0", "git_commit": "selftest"}
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        json.dump({"context": ctx, "benchmarks": benches}, f)
-    return variants
+    for shape in ("64", "1024"):
+        for i, s in enumerate(STEPS):
+            name = f"fam/{s['name']}/{shape}/manual_time"
+            e = dict(name=name + "_median", run_name=name, run_type="aggregate", aggregate_name="median",
+                     real_time=(i + 1) * slow, time_unit="us", **{"GB/s": 100.0 / (i + 1) / slow})
+            if s["kind"] == "step":
+                e.update(blocks_per_sm=2.0, registers=32.0, smem_static_bytes=1024.0, threads_per_block=256.0,
+                         grid_blocks=1000.0)
+            if s["name"] != "b2" or shape != "64":
+                benches += [e, dict(e, name=name + "_cv", aggregate_name="cv", real_time=0.01)]
+    ctx = dict(gpu_name=gpu, gpu_sm_count="100", git_commit="abc", smem_family="fam", smem_reference="ref",
+               smem_steps=json.dumps(STEPS))
+    return json.dumps({"context": ctx, "benchmarks": benches})
+
+
+def series_styles(svg):
+    """(stroke colours, marker ids) of the plotted lines (a path and markers) of a matplotlib SVG."""
+    colours, markers, ns = set(), set(), "{http://www.w3.org/2000/svg}"
+    for g in ET.fromstring(svg).iter(ns + "g"):
+        uses = [u.get("{http://www.w3.org/1999/xlink}href") for u in g.iter(ns + "use")]
+        path = g.find(ns + "path")
+        if (g.get("id") or "").startswith("line2d") and uses and path is not None:
+            markers.add(uses[0])
+            colours.add(re.search(r"stroke: (#\w+)", path.get("style")).group(1))
+    return colours, markers
 
 
 def main():
     problems = []
-    fams = report.families(ROOT)
-    if not fams:
-        print("report_selftest: no family with step headers", file=sys.stderr)
-        return 1
-    with tempfile.TemporaryDirectory(prefix="smem-report-") as tmp:
-        for d in ("recipes", "docs", "tools"):
-            shutil.copytree(os.path.join(ROOT, d), os.path.join(tmp, d),
-                            ignore=shutil.ignore_patterns("images", "__pycache__"))
-        shutil.copy(os.path.join(ROOT, "README.md"), tmp) if os.path.exists(os.path.join(ROOT, "README.md")) else None
-        expected = {}
-        for fam in fams:
-            readme = os.path.join(tmp, "recipes", fam.name, "README.md")
-            text = open(readme).read()
-            if report.BEGIN.format(f"results {fam.name}") not in text:
-                with open(readme, "a") as f:
-                    f.write(f"\n{report.BEGIN.format('results ' + fam.name)}\n{report.END}\n")
-            expected[fam.name] = fake_results(fam, os.path.join(tmp, "results", "selftest-gpu", f"{fam.name}.json"))
-        run = [sys.executable, os.path.join(tmp, "tools", "report.py"), "--root", tmp]
-        subprocess.run(run, check=True, capture_output=True)
-        for fam in fams:
-            page = open(os.path.join(tmp, "recipes", fam.name, "README.md")).read()
-            variants = expected[fam.name]
-            for i, v in enumerate(variants):
-                # Time i + 1 against the baseline's 1: ratio 1 / (i + 1).
-                step = fam.step_of(v)
-                row = f"| {step['num'] if step else 'vendor'} | `{v}` | {i + 1:.2f} | {100.0 / (i + 1):.3g} | {1.0 / (i + 1):.2f} |"
-                row = row.replace(f"| {100.0 / (i + 1):.3g} |", f"| {report.fmt_rate(100.0 / (i + 1))} |")
-                if row not in page:
-                    problems.append(f"{fam.name}: ladder row missing: {row}")
-            svg = os.path.join(tmp, "docs", "images", report.image_name(fam.name, "ladder"))
-            if not os.path.exists(svg):
-                problems.append(f"{fam.name}: no ladder plot")
-            else:
-                tree = ET.parse(svg)
-                bars = [r for r in tree.iter("{http://www.w3.org/2000/svg}rect") if r.get("class") == "bar"]
-                if len(bars) != len(variants):
-                    problems.append(f"{fam.name}: ladder plot has {len(bars)} bars, {len(variants)} expected")
-            if f"\\image html {report.image_name(fam.name, 'ladder')}" not in page:
-                problems.append(f"{fam.name}: page does not show its ladder plot")
-        main_page = open(os.path.join(tmp, "docs", "mainpage.md")).read()
-        if "vs baseline, Selftest GPU |" not in main_page:
-            problems.append("mainpage: recipe table has no column for the GPU")
-        steps = sum(len(f.steps) for f in fams)
-        rows = [l for l in main_page.splitlines() if l.startswith("| \\ref ")]
-        if len(rows) != steps:
-            problems.append(f"mainpage: {len(rows)} recipe rows, {steps} steps")
-        if subprocess.run(run + ["--check"], capture_output=True).returncode != 0:
-            problems.append("--check fails right after a report")
-        # An edit between the markers must make --check fail.
-        p = os.path.join(tmp, "docs", "mainpage.md")
-        with open(p, "w") as f:
-            f.write(main_page.replace("| \\ref ", "| \\ref  ", 1))
-        if subprocess.run(run + ["--check"], capture_output=True).returncode == 0:
-            problems.append("--check passes after a hand edit of a generated region")
+
+    def expect(ok, what):
+        problems.extend([] if ok else [what])
+
+    with tempfile.TemporaryDirectory(prefix="smem-report-") as root:
+        files = dict(FILES, **{"results/gpu-a/fam.json": bench_json("GPU A", 1.0),
+                               "results/gpu-b/fam.json": bench_json("GPU B", 2.0)})
+        for rel, text in files.items():
+            os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+            open(os.path.join(root, rel), "w").write(text)
+        run = [sys.executable, os.path.join(HERE, "report.py"), "--root", root]
+        first = subprocess.run(run, capture_output=True, text=True)
+        expect(first.returncode == 0 and "old.json has no smem_steps" in first.stderr, f"first run: {first.stderr}")
+        want = {"recipes/fam/README.md": [
+            "| 01 | `a` | `fam_01_a.cuh`, `fam_common.cuh` |",
+            "| 02 | `b`, `b2` | `fam_02_b.cuh`, `fam_01_a.cuh`, `fam_common.cuh` |",
+            "| GPU A | 1024 | 100 | 01 `a` | 50 | 0.50 | 1000 | 5.00 |",
+            "| n < 0; null | **invalid**: all 5 variants |",
+            "| K huge | **handled**: the other 4 variants; **invalid**: `b` |",
+            "| `smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio` | 0.18 |",
+            "| step | 1024 (headline) | 64 |", "### GPU A", "### GPU B",
+            # Ratio 1 / (i + 1) at both shapes; b2 did not run at 64.
+            "| `ref` | 100 (1.00) | 100 (1.00) |", "| 01 `a` | 50 (0.50) | 50 (0.50) |",
+            "| 02 `b` | 33.3 (0.33) | 33.3 (0.33) |", "| 02 `b2` | 25 (0.25) | - |",
+            "| `ref` | 50 (1.00) | 50 (1.00) |", "| 01 `a` | 25 (0.50) | 25 (0.50) |",
+            "| 02 `b` | 16.7 (0.33) | 16.7 (0.33) |", "| 02 `b2` | 12.5 (0.25) | - |"],
+            "README.md": ["| family | step | what it changes | GPU A | GPU B |",
+                          "| [fam](recipes/fam/README.md) | 01 `a` | Step a &#124; with a bar. | 0.50 | 0.50 |"],
+            "docs/mainpage.md": ['| \\ref fam_page "fam" | 02 `b2` | Step b, other tile. | 0.25 | 0.25 |']}
+        page = open(os.path.join(root, "recipes", "fam", "README.md")).read()
+        expect("| --- | --- | --- | --- |" not in page.split("bad-inputs")[1], "bad inputs: a table left unfolded")
+        for rel, needles in want.items():
+            text = open(os.path.join(root, rel)).read()
+            problems += [f"{rel}: no '{n}'" for n in needles if n not in text]
+        imgs = os.path.join(root, "docs", "images")
+        expect(sorted(os.listdir(imgs)) == ["fam_ladder.svg", "fam_sizes_gpu-a.svg", "fam_sizes_gpu-b.svg"],
+               f"plots: {sorted(os.listdir(imgs))}")
+        many = [(f"s{i}", [1.0 + i, 2.0 + i]) for i in range(15)]
+        for name, svg, n in [("sizes plot", open(os.path.join(imgs, "fam_sizes_gpu-a.svg")).read(), len(STEPS)),
+                             ("15 series", plots.sizes("t", ["8", "64"], [8, 64], many, "GB/s", "n"), 15)]:
+            colours, markers = series_styles(svg)
+            expect(len(colours) == len(markers) == n, f"{name}: {len(colours)} colours, {len(markers)} markers")
+        again = subprocess.run(run, capture_output=True, text=True)
+        expect("wrote" not in again.stdout, f"a second run rewrote files: {again.stdout}")
+        expect(subprocess.run(run + ["--check"], capture_output=True).returncode == 0, "--check fails after a report")
+        readme = open(os.path.join(root, "README.md")).read()
+        open(os.path.join(root, "README.md"), "w").write(readme.replace("0.50", "0.51", 1))
+        expect(subprocess.run(run + ["--check"], capture_output=True).returncode == 1, "--check passes a hand edit")
+        subprocess.run(run, capture_output=True)
+        os.remove(os.path.join(imgs, "fam_ladder.svg"))
+        expect(subprocess.run(run + ["--check"], capture_output=True).returncode == 1,
+               "--check passes a missing plot")
     for p in problems:
         print(f"report_selftest: {p}", file=sys.stderr)
-    print(f"report_selftest: {len(fams)} families, {len(problems)} problems")
+    print(f"report_selftest: {len(problems)} problems")
     return 1 if problems else 0
 
 

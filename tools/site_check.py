@@ -1,205 +1,115 @@
 #!/usr/bin/env python3
-"""Checks a built Doxygen site (stdlib only).
+"""Checks a built Doxygen site (stdlib only): tools/site_check.py HTML_DIR [--root DIR] [--results DIR]
+[--no-render]. Exits non-zero with one line per problem.
 
-  tools/site_check.py HTML_DIR [--root DIR] [--no-render]
-
-1. Links: every internal href/src/data in every page, and every page the sidebar tree
-   (navtree *.js) names, points at a file that exists, and a #fragment at an id or name in it.
-2. Render (headless Chromium, the Debian package `chromium`): the main page and one recipe page
-   are rendered with scripts on and the DOM they produce is checked: the main page shows the
-   recipe table with one row per step header under recipes/ and the sidebar tree links the
-   recipe page; the recipe page shows its generated results (the ladder table and the ladder
-   plot when results/<gpu>/<family>.json exist, the 'No results yet' note otherwise).
-Exits non-zero with one line per problem."""
+1. Links: every internal href/src/data of every page, and every page the sidebar tree (the *.js)
+   names, points at a file that exists, and a #fragment at an id or name in it.
+2. Render (headless Chromium): the DOM that the main page and each recipe page produce with
+   scripts on. The main page's recipe table has one row per step measured in results/, and its
+   sidebar tree links every recipe page; each recipe page shows its files-to-copy table and, per
+   GPU measured, its results table (every variant measured at the headline shape) and its plots."""
 import argparse
 import glob
+import html
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
-from html.parser import HTMLParser
 from urllib.parse import unquote, urlsplit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report import BEGIN, families, image_name, load_runs  # noqa: E402
-
-LINK_ATTRS = {"a": "href", "link": "href", "script": "src", "img": "src", "object": "data",
-              "iframe": "src", "area": "href", "embed": "src", "source": "src"}
-
-
-class Page(HTMLParser):
-    """Collects a page's links, its ids/names, its tables and its plots."""
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.links, self.ids = [], set()
-        self.tables, self._table, self._row, self._cell = [], None, None, None
-        self.plots = []
-        self.text = []
-
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        for k in ("id", "name"):
-            if a.get(k):
-                self.ids.add(a[k])
-        # Doxygen's member summary rows are targets too: its navtree.js scrolls to the row of
-        # class "memitem:<anchor>" when a page has no element with that id.
-        for c in (a.get("class") or "").split():
-            if c.startswith("memitem:"):
-                self.ids.add(c[len("memitem:"):])
-        if tag in LINK_ATTRS and a.get(LINK_ATTRS[tag]):
-            self.links.append(a[LINK_ATTRS[tag]])
-        if tag == "object" and (a.get("type") == "image/svg+xml" or a.get("data", "").endswith(".svg")):
-            self.plots.append(a.get("data"))
-        if tag == "img" and a.get("src", "").endswith(".svg") and "footer" not in a.get("class", ""):
-            self.plots.append(a.get("src"))
-        if tag == "table":
-            self._table = []
-        elif tag == "tr" and self._table is not None:
-            self._row = []
-        elif tag in ("td", "th") and self._row is not None:
-            self._cell = []
-
-    def handle_endtag(self, tag):
-        if tag in ("td", "th") and self._cell is not None:
-            self._row.append(" ".join("".join(self._cell).split()))
-            self._cell = None
-        elif tag == "tr" and self._row is not None:
-            self._table.append(self._row)
-            self._row = None
-        elif tag == "table" and self._table is not None:
-            self.tables.append(self._table)
-            self._table = None
-
-    def handle_data(self, data):
-        if self._cell is not None:
-            self._cell.append(data)
-        self.text.append(data)
+import results  # noqa: E402
+from regions import anchor, families  # noqa: E402
+from tables import image_name, ladder_steps  # noqa: E402
 
 
-def parse(text):
-    p = Page()
-    p.feed(text)
-    return p
+def read(path):
+    return open(path, encoding="utf-8", errors="replace").read()
 
 
-def has_anchor(ids, fragment):
-    if fragment in ids:
-        return True
-    # An enumerator's anchor is its enum's anchor plus its own hash. Doxygen's file-page tree links
-    # enumerators of a namespace-scope enum to the file page, which lists the values inside the
-    # enum's row: the link lands on that row.
-    m = re.fullmatch(r"(a[0-9a-f]{32})a[0-9a-f]{32}", fragment)
-    return bool(m and m.group(1) in ids)
+def ids(text):
+    """ids and names, and the `memitem:<anchor>` rows that Doxygen's navtree.js scrolls to."""
+    return set(re.findall(r'\s(?:id|name)="([^"]+)"', text)) | set(re.findall(r'class="memitem:(\w+)', text))
+
+
+def tables(text):
+    """Every table as rows of cell texts (tags removed, spaces collapsed)."""
+    cell = lambda c: " ".join(html.unescape(re.sub(r"<[^>]+>", "", c)).split())  # noqa: E731
+    return [[[cell(c) for c in re.findall(r"<t[dh]\b[^>]*>(.*?)</t[dh]>", row, re.S)]
+             for row in re.findall(r"<tr\b.*?</tr>", t, re.S)]
+            for t in re.findall(r"<table\b.*?</table>", text, re.S)]
 
 
 def check_links(html_dir):
-    problems, pages = [], {}
-    files = sorted(glob.glob(os.path.join(html_dir, "**", "*.html"), recursive=True))
-    for f in files:
-        pages[f] = parse(open(f, encoding="utf-8", errors="replace").read())
-
-    def ids_of(path):
-        if path not in pages:
-            pages[path] = parse(open(path, encoding="utf-8", errors="replace").read())
-        return pages[path].ids
+    problems, files, known = [], sorted(glob.glob(os.path.join(html_dir, "**", "*.html"), recursive=True)), {}
 
     def check(src, link):
-        u = urlsplit(link)
+        u = urlsplit(html.unescape(link))
         if u.scheme or u.netloc or link.startswith(("mailto:", "javascript:", "data:")):
             return
         target = os.path.normpath(os.path.join(os.path.dirname(src), unquote(u.path))) if u.path else src
         if not os.path.exists(target):
             problems.append(f"{os.path.relpath(src, html_dir)}: broken link '{link}'")
-        elif u.fragment and target.endswith(".html") and not has_anchor(ids_of(target), u.fragment):
-            problems.append(f"{os.path.relpath(src, html_dir)}: no anchor '#{u.fragment}' in "
-                            f"{os.path.relpath(target, html_dir)}")
+        elif u.fragment and target.endswith(".html"):
+            have = known.setdefault(target, ids(read(target)))
+            # An enumerator's anchor is its enum's anchor plus its own hash: the tree links the enum's row.
+            if u.fragment not in have and u.fragment[:33] not in have:
+                problems.append(f"{os.path.relpath(src, html_dir)}: no anchor '#{u.fragment}' in "
+                                f"{os.path.relpath(target, html_dir)}")
 
     for f in files:
-        for link in pages[f].links:
+        for link in re.findall(r'<(?:a|link|script|img|object|iframe|area|embed|source)\b[^>]*?'
+                               r'\s(?:href|src|data)="([^"]*)"', read(f)):
             check(f, link)
-    # The sidebar tree is data in navtree*.js and the dir/file *.js: every page it names must exist.
     for js in sorted(glob.glob(os.path.join(html_dir, "*.js"))):
-        for m in re.finditer(r'"([\w./-]+\.html)(?:#([\w-]+))?"', open(js, encoding="utf-8").read()):
-            check(js, m.group(0).strip('"'))
+        for link in re.findall(r'"([\w./-]+\.html(?:#[\w-]+)?)"', read(js)):
+            check(js, link)
     return problems, len(files)
-
-
-def chromium():
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        p = shutil.which(name)
-        if p:
-            return p
-    return None
 
 
 def render(browser, path):
     with tempfile.TemporaryDirectory(prefix="smem-chromium-") as profile:
-        cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run",
-               f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom",
-               "file://" + os.path.abspath(path)]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-        if r.returncode != 0 or "<html" not in r.stdout:
-            raise RuntimeError(f"chromium failed on {path}: rc {r.returncode}: {r.stderr[-500:]}")
-        return r.stdout
+        r = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-sync",
+                            "--disable-background-networking", "--disable-component-update", "--no-first-run",
+                            f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom",
+                            "file://" + os.path.abspath(path)], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0 or "<html" not in r.stdout:
+        raise RuntimeError(f"chromium failed on {path}: rc {r.returncode}: {r.stderr[-500:]}")
+    return r.stdout
 
 
-def check_render(browser, html_dir, root):
-    problems = []
-    fams = families(root)
-    if not fams:
-        return ["no recipe family with step headers under recipes/"]
-    # Main page: the recipe table, one row per step, and the sidebar tree's link to a recipe page.
+def check_render(browser, html_dir, root, res):
+    problems, fams = [], results.families(results.load(res))
+    names = families(root)
     dom = render(browser, os.path.join(html_dir, "index.html"))
-    page = parse(dom)
-    steps = sum(len(f.steps) for f in fams)
-    table = next((t for t in page.tables if t and [c.lower() for c in t[0][:3]] ==
-                  ["family", "step", "what it changes"]), None)
-    if table is None:
-        problems.append("index.html: rendered page has no recipe table (family | step | what it changes)")
-    else:
-        names = {f"{s['num']} {s['variant']}" for f in fams for s in f.steps}
-        shown = {r[1] for r in table[1:] if len(r) > 1}
-        if len(table) - 1 != steps or not names <= shown:
-            problems.append(f"index.html: recipe table has {len(table) - 1} rows, {steps} steps expected; "
-                            f"missing: {sorted(names - shown)}")
-    # The recipe page: the first family whose page has its generated results region.
-    fam = next((f for f in fams if f.anchor and
-                BEGIN.format(f"results {f.name}") in open(f.readme).read()), None)
-    if fam is None:
-        print("site_check: warning: no recipe page has a generated results region yet; "
-              "only the main page was rendered", file=sys.stderr)
-        return problems
-    page_file = f"{fam.anchor}.html"
-    print(f"site_check: rendering index.html and {page_file}")
-    if not re.search(r'id="nav-tree".*?href="' + re.escape(page_file), dom, re.S):
-        problems.append(f"index.html: the rendered sidebar tree does not link {page_file}")
-    # Recipe page: its generated region.
-    dom = render(browser, os.path.join(html_dir, page_file))
-    page = parse(dom)
-    measured = glob.glob(os.path.join(root, "results", "*", f"{fam.name}.json"))
-    if measured:
-        plot = image_name(fam.name, "ladder")
-        if plot not in page.plots:
-            problems.append(f"{page_file}: rendered page shows no ladder plot {plot} (plots: {page.plots})")
-        elif "<rect" not in open(os.path.join(html_dir, plot)).read():
-            problems.append(f"{page_file}: {plot} has no bars")
-        ladder = [t for t in page.tables if t and t[0][:2] == ["step", "variant"]]
-        if len(ladder) < len(measured):
-            problems.append(f"{page_file}: {len(ladder)} ladder tables rendered, {len(measured)} GPUs measured")
-        # One ladder table per GPU, in the order of results/<gpu>/: every variant measured at the
-        # headline shape is a row of it.
-        runs = load_runs(root).get(fam.name, [])
-        for t, r in zip(ladder, runs):
-            have = {row[1] for row in t[1:]}
-            missing = set(r.shapes.get(r.headline(), {})) - have
-            if missing:
-                problems.append(f"{page_file}: the {r.gpu} ladder table lacks {sorted(missing)}")
-    elif "No results yet" not in "".join(page.text):
-        problems.append(f"{page_file}: no results and no 'No results yet' note")
+    table = next((t for t in tables(dom) if t and t[0][:3] == ["family", "step", "what it changes"]), [])
+    want = {f"{s['step']:02d} {s['name']}" for rs in fams.values() for s in ladder_steps(rs) if s["kind"] == "step"}
+    shown = {r[1] for r in table[1:] if len(r) > 1}
+    if fams and want != shown:
+        problems.append(f"index.html: recipe table: steps missing {sorted(want - shown)}, extra {sorted(shown - want)}")
+    for fam in names:
+        page_file, runs = f"{anchor(root, fam)}.html", fams.get(fam, [])
+        if not re.search(r'id="nav-tree".*?href="' + re.escape(page_file), dom, re.S):
+            problems.append(f"index.html: the rendered sidebar tree does not link {page_file}")
+        page = render(browser, os.path.join(html_dir, page_file))
+        ts = tables(page)
+        if not any(t and t[0] == ["step", "variants", "files to copy"] for t in ts):
+            problems.append(f"{page_file}: no files-to-copy table")
+        ladders = [t for t in ts if t and len(t[0]) > 1 and t[0][0] == "step" and t[0][1].endswith("(headline)")]
+        if len(ladders) != len(runs):
+            problems.append(f"{page_file}: {len(ladders)} results tables rendered, {len(runs)} GPUs measured")
+        for t, r in zip(ladders, runs):
+            missing = sorted(set(r.shapes[r.headline()]) - {row[0].split()[-1] for row in t[1:]})
+            problems += [f"{page_file}: the {r.gpu} results table lacks {missing}"] if missing else []
+        for plot in [image_name(fam, "ladder")] * bool(runs) + [image_name(fam, "sizes", r.gpu) for r in runs]:
+            svg = os.path.join(html_dir, plot)
+            if f'"{plot}"' not in page or not os.path.exists(svg) or "<path" not in read(svg):
+                problems.append(f"{page_file}: the rendered page does not show {plot}, or it draws nothing")
+        if not runs and "No results yet" not in page:
+            problems.append(f"{page_file}: no results and no 'No results yet' note")
+    print(f"site_check: rendered index.html and {len(names)} recipe pages")
     return problems
 
 
@@ -207,18 +117,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("html_dir")
     ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    ap.add_argument("--results", help="the results folder (default: ROOT/results)")
     ap.add_argument("--no-render", action="store_true", help="skip the Chromium check")
     a = ap.parse_args()
     problems, n = check_links(a.html_dir)
     print(f"site_check: {n} pages, {len(problems)} broken internal links")
-    if not a.no_render:
-        browser = chromium()
-        if not browser:
-            problems.append("chromium not found: run ./cookbook deps docs")
-        else:
-            rp = check_render(browser, a.html_dir, a.root)
-            print(f"site_check: rendered pages with {os.path.basename(browser)}: {len(rp)} problems")
-            problems += rp
+    browser = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
+    if not a.no_render and not browser:
+        problems.append("chromium not found: run ./cookbook deps docs")
+    elif not a.no_render:
+        problems += check_render(browser, a.html_dir, a.root, a.results or os.path.join(a.root, "results"))
     for p in problems:
         print(f"site_check: {p}", file=sys.stderr)
     return 1 if problems else 0

@@ -1,0 +1,114 @@
+"""Regions made from the text files that GPU runs leave in results/<gpu>/: Nsight Compute
+figures, tuner logs, the bad-input matrix and the sanitizer summary. The files stay unedited;
+a page shows the figures it discusses through these regions, never typed by hand.
+
+PROFILES: name -> ("metrics", file, anchor, columns, keys): a table with one row per key (a
+metric's name as the file prints it) and per GPU whose results hold the file, one column per
+(title, prefix, n): the last field of the n-th line, after the anchor text, that starts with
+prefix + key. Or name -> ("lines", file, first, last): the lines from the first that starts with
+`first` to the last that starts with `last`, verbatim."""
+import glob
+import os
+
+SHARED = [f"l1tex__data_{k}_mem_shared_op_{op}.sum" for op in ("ld", "st")
+          for k in ("pipe_lsu_wavefronts", "bank_conflicts_pipe_lsu")] + \
+         [f"smsp__inst_executed_op_shared_{op}.sum" for op in ("ld", "st")]
+ONE = [("value", "", 0)]
+PROFILES = {
+    "gemm-autotuned": ("metrics", "gemm_ncu_autotuned_4096.txt", "", ONE, [
+        "Duration", "Registers Per Thread", "Dynamic Shared Memory Per Block", "Block Limit Registers",
+        "Block Limit Shared Mem", "Achieved Occupancy", "Grid Size", "Waves Per SM", "Issue Slots Busy",
+        "Eligible Warps Per Scheduler", "No Eligible", "L1/TEX Cache Throughput", "DRAM Throughput", "L2 Hit Rate"]),
+    "gemm-stalls": ("metrics", "gemm_ncu_stalls_4096.txt", "", ONE, [
+        f"smsp__average_warps_issue_stalled_{k}_per_issue_active.ratio" for k in (
+            "not_selected", "selected", "short_scoreboard", "dispatch_stall", "barrier", "long_scoreboard",
+            "wait", "mio_throttle", "no_instruction", "math_pipe_throttle")]),
+    "gemm-padding": ("metrics", "gemm_ncu.txt", "", [(v, v + " ", 0) for v in ("tiled_32", "tiled_32_padded")],
+                     ["gpu__time_duration.sum", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"]
+                     + SHARED),
+    "gemm-conflict-free": ("metrics", "gemm_ncu_steps10_13.txt", "## 1.",
+                           [("vectorized", "", 0), ("conflict_free", "", 1)], SHARED),
+    "reduction-ncu": ("metrics", "reduction_ncu.txt", "", [("single_pass", "", 0), ("CUB", "", 2)], [
+        "gpu__time_duration.sum", "launch__grid_size", "launch__block_size",
+        "dram__throughput.avg.pct_of_peak_sustained_elapsed", "sm__warps_active.avg.pct_of_peak_sustained_active",
+        "smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct"]),
+    "reduction-tune": ("lines", "reduction_tune.txt", "tune_", "picked"),
+    "gemm-tune": ("lines", "gemm_tune.log", "TFLOP/s", "  n =  8192"),
+}
+
+
+def files(results, name):
+    return sorted(glob.glob(os.path.join(results, "*", name)))
+
+
+def where(p):
+    return f"`results/{os.path.basename(os.path.dirname(p))}/{os.path.basename(p)}`"
+
+
+def value(text, key, n):
+    found = [line.split()[-1] for line in text.splitlines() if line.strip().startswith(key + " ")]
+    return found[n] if len(found) > n else "-"
+
+
+def profile(results, name, label):
+    spec = PROFILES[name]
+    paths = files(results, spec[1])
+    if not paths:
+        return f"Not measured yet: this region shows `results/<gpu>/{spec[1]}` once a GPU run has written it."
+    texts = [open(p).read() for p in paths]
+    if spec[0] == "lines":
+        out = []
+        for p, t in zip(paths, texts):
+            lines = t.splitlines()
+            i = next(i for i, l in enumerate(lines) if l.startswith(spec[2]))
+            j = max(j for j, l in enumerate(lines) if l.startswith(spec[3]))
+            out += [f"From {where(p)} ({label(p)}):", "", "\n".join("    " + l for l in lines[i:j + 1]), ""]
+        return "\n".join(out)
+    _, _, anchor, columns, keys = spec
+    texts = [t[t.find(anchor):] for t in texts]
+    head = [(label(p) + ", " if len(paths) > 1 else "") + (t if len(columns) > 1 else label(p))
+            for p in paths for t, _, _ in columns]
+    rows = [f"| `{k}` | " + " | ".join(value(t, pre + k, n) for t in texts for _, pre, n in columns) + " |"
+            for k in keys]
+    return "\n".join([f"From {', '.join(map(where, paths))}, unedited:", "", "| metric | " + " | ".join(head) + " |",
+                      "| --- |" + " ---: |" * len(head)] + rows)
+
+
+def bad_inputs(results, label):
+    """The bad-input matrix (tests/bad_input_test writes one table per family: a row per case, a
+    column per variant), folded: per case its outcomes with the variants grouped by outcome, and
+    consecutive cases with the same outcomes in one row."""
+    paths = files(results, "bad_inputs.md")
+    if not paths:
+        return "Not run yet: the matrix appears once a GPU run has written `results/<gpu>/bad_inputs.md`."
+    out = []
+    for p in paths:
+        out += [f"From {where(p)} ({label(p)}):", ""]
+        for line in open(p).read().splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if cells[0] == "case":
+                variants = cells[1:]
+                out += ["| cases | outcome |", "| --- | --- |"]
+            elif line.startswith("|") and not set(cells[0]) <= set("-: "):
+                groups = {}
+                for v, c in zip(variants, cells[1:]):
+                    groups.setdefault(c, []).append(v)
+                ordered = sorted(groups.items(), key=lambda g: -len(g[1]))
+                outcome = "; ".join(f"**{c}**: " + (f"{'all' if len(ordered) == 1 else 'the other'} {len(vs)} variants"
+                                                     if i == 0 and len(vs) > 3 else ", ".join(vs))
+                                    for i, (c, vs) in enumerate(ordered))
+                if out[-1].endswith(f" | {outcome} |") and not out[-1].startswith("| ---"):
+                    out[-1] = out[-1].replace(f" | {outcome} |", f"; {cells[0]} | {outcome} |")
+                else:
+                    out.append(f"| {cells[0]} | {outcome} |")
+            elif not line.startswith("|") and (line.strip() or out[-1]):
+                out.append(line)
+        out.append("")
+    return "\n".join(out)
+
+
+def text_files(results, name, label):
+    paths = files(results, name)
+    return "\n".join(f"From {where(p)} ({label(p)}):\n\n"
+                     f"{open(p).read().strip()}\n" for p in paths) or (
+        f"Not run yet: the summary appears once a GPU run has written `results/<gpu>/{name}`.")

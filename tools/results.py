@@ -1,0 +1,121 @@
+"""Loads results/<gpu>/<family>.json: Google Benchmark JSON (names <family>/<variant>/<shape>, median
+aggregates, real_time the event-timed kernel time) whose context names the GPU, the family
+(smem_family), the variant ratios divide by (smem_reference) and the ladder (smem_steps: a JSON array
+of {name, step, header, summary, kind: "step" | "baseline"}). Ratio: reference time / variant time."""
+import glob
+import json
+import os
+import re
+import sys
+
+RATES = ("TFLOP/s", "GB/s")
+# The shape each ladder is shown at; others: the largest of the first element type with the most variants.
+HEADLINE = {"gemm": "4096x4096x4096", "reduction": "float/268435456", "transpose": "float/8192x8192"}
+
+
+def shape_size(shape):
+    n = 1
+    for x in re.findall(r"\d+", shape):
+        n *= int(x)
+    return n
+
+
+def shape_kind(shape):
+    """The element type of a shape ('float' in 'float/4096'), or ''."""
+    return "/".join(p for p in shape.split("/") if not re.fullmatch(r"[\dx]+", p))
+
+
+def rate(entry):
+    """(unit, value) of an entry's rate counter, or None."""
+    return next(((k, entry[k]) for k in RATES if entry and k in entry), None)
+
+
+class Run:
+    """One results/<gpu>/<family>.json."""
+
+    def __init__(self, path):
+        with open(path) as f:
+            data = json.load(f)
+        data = data if isinstance(data, dict) else {}
+        self.gpu = os.path.basename(os.path.dirname(os.path.abspath(path)))
+        self.ctx = c = data.get("context", {})
+        self.family, self.reference = c.get("smem_family") or os.path.basename(path)[:-5], c.get("smem_reference")
+        self.steps = json.loads(c["smem_steps"]) if c.get("smem_steps") else []
+        self.name = self.label = c.get("gpu_name", self.gpu)
+        self.shapes, self.seen = {}, []  # shape -> {variant: median entry}; the variants in file order
+        for b in data.get("benchmarks", []):
+            parts = [p for p in b.get("run_name", b["name"]).split("/")
+                     if ":" not in p and p not in ("manual_time", "real_time")]
+            if b.get("aggregate_name", "median") == "median" and not b.get("error_occurred") \
+                    and len(parts) >= 3 and parts[0] == self.family:
+                self.shapes.setdefault("/".join(parts[2:]), {})[parts[1]] = b
+                self.seen += [parts[1]] * (parts[1] not in self.seen)
+
+    def step(self, variant):
+        return next((s for s in self.steps if s["name"] == variant), {})
+
+    def order(self, variants):
+        """variants in ladder order (the metadata's), then the others in the order of the file."""
+        names = [s["name"] for s in self.steps] + self.seen
+        return sorted(variants, key=lambda v: (names.index(v) if v in names else len(names), v))
+
+    def number(self, variant):
+        n = self.step(variant).get("step")
+        return "ref" if variant == self.reference else "-" if n is None else f"{n:02d}"
+
+    def title(self, variant, code=""):
+        """'04 tiled_32' for a step, the name alone for a baseline (the name between `code`)."""
+        return (f"{self.number(variant)} " if self.number(variant)[0].isdigit() else "") + f"{code}{variant}{code}"
+
+    def cell(self, variant):
+        return self.title(variant, "`")
+
+    def ratio(self, variant, shape):
+        e, ref = self.shapes.get(shape, {}).get(variant), self.shapes.get(shape, {}).get(self.reference)
+        return ref["real_time"] / e["real_time"] if e and ref and e.get("real_time") else None
+
+    def unit(self):
+        return next((rate(e)[0] for vs in self.shapes.values() for e in vs.values() if rate(e)), "GB/s")
+
+    def sorted_shapes(self):
+        kinds = list(dict.fromkeys(map(shape_kind, self.shapes)))
+        return sorted(self.shapes, key=lambda s: (kinds.index(shape_kind(s)), shape_size(s), s))
+
+    def headline(self):
+        first = [s for s in self.shapes if shape_kind(s) == shape_kind(next(iter(self.shapes)))]
+        return HEADLINE[self.family] if HEADLINE.get(self.family) in self.shapes else \
+            max(first, key=lambda s: (len(self.shapes[s]), shape_size(s)))
+
+    def provenance(self):
+        c = self.ctx
+        return (f"{self.name}, {c.get('gpu_sm_count', '?')} SMs at {c.get('gpu_sm_clock_mhz', '?')} MHz, "
+                f"driver {c.get('cuda_driver', '?')}, CUDA {c.get('cuda_runtime', '?')}, "
+                f"commit `{c.get('git_commit', '?')}`")
+
+
+def load(results_dir):
+    """Every results/<gpu>/<family>.json with ladder metadata, sorted by family and GPU. A GPU's
+    label is its name, with its folder added where two folders share a name."""
+    runs = []
+    for path in sorted(glob.glob(os.path.join(results_dir, "*", "*.json"))):
+        r = Run(path) if not path.endswith("banks.json") else None
+        if r and not r.steps:
+            print(f"results: {r.gpu}/{os.path.basename(path)} has no smem_steps in its context (written before "
+                  "the ladder metadata): skipped; run ./cookbook bench again", file=sys.stderr)
+        runs += [r] if r and r.steps and r.shapes else []
+    for r in runs:
+        r.label = f"{r.name} ({r.gpu})" if any(o.name == r.name and o.gpu != r.gpu for o in runs) else r.name
+    return sorted(runs, key=lambda r: (r.family, r.gpu))
+
+
+def gpus(runs):
+    """[(folder, label)] of every GPU measured, sorted by folder."""
+    return sorted({(r.gpu, r.label) for r in runs})
+
+
+def families(runs):
+    """{family: [runs, one per GPU]}."""
+    out = {}
+    for r in runs:
+        out.setdefault(r.family, []).append(r)
+    return out
