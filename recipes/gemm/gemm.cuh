@@ -1,7 +1,7 @@
 /// \file gemm.cuh
 /// \brief The SGEMM family: its one step list (SMEM_GEMM_STEPS), and the Variant enum, names,
 /// dispatchers and step table generated from it, which the tests and benchmarks iterate over.
-/// Adding a step is one header, its #include here and one line in the list.
+/// Adding a step is one header, its `#include` here and one line in the list.
 ///
 /// Every launcher computes, row-major, C = alpha * A * B + beta * C (A M x K with lda >= K,
 /// B K x N with ldb >= N, C M x N with ldc >= N) and follows gemm_common.cuh's contract.

@@ -30,11 +30,13 @@
 /// shared memory and `regs_per_sm` registers per SM, for outputs of at most max_mn elements
 /// (M * N), use MultistageShape<BM, BN, BK, WM, WN, TM, TN, stages>. Entries of one GPU are in
 /// ascending max_mn; the tuner replaces the entries of the GPU it ran on and keeps the others.
+//! [tuned table]
 // BEGIN TUNED TABLE
 #define SMEM_SGEMM_TUNED_TABLE(X) \
   X(90, 132, 233472, 65536, 2048000LL, 64, 64, 8, 32, 32, 4, 8, 4) \
   X(90, 132, 233472, 65536, 9223372036854775807LL, 128, 128, 32, 64, 32, 8, 8, 3)
 // END TUNED TABLE
+//! [tuned table]
 
 namespace smem::gemm {
 

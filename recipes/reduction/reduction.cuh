@@ -1,7 +1,7 @@
 /// \file reduction.cuh
 /// \brief The reduction family: its one step list (SMEM_REDUCTION_STEPS), and the Variant enum,
 /// names, dispatchers and step table generated from it, which the tests and benchmarks iterate
-/// over. Adding a step is one header, its #include here and one line in the list.
+/// over. Adding a step is one header, its `#include` here and one line in the list.
 #pragma once
 #include <cuda_runtime.h>
 
