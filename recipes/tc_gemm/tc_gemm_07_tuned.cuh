@@ -17,7 +17,8 @@
 #include "tc_gemm_06_multistage.cuh"
 
 /// The tuned table: X(cc, sms, smem_per_sm, regs_per_sm, max_mn, BM, BN, BK, WM, WN, stages)
-/// entries, as in the SGEMM's; empty until a tuning run writes it.
+/// entries, as in the SGEMM's. Empty: the family has no tuner yet (the benchmark times candidate
+/// shapes with SMEM_TC_TUNE=1), so `tuned` runs the heuristic's shape on every GPU for now.
 // BEGIN TUNED TABLE
 #define SMEM_TC_TUNED_TABLE(X)
 // END TUNED TABLE
