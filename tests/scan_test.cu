@@ -3,7 +3,9 @@
 // misplaced element shows bitwise), then fractional floats within a derived error bound; max; a
 // non-commutative operator (composition of affine maps); in place; inputs and outputs off a
 // 16-byte boundary; NaN and infinities; determinism of steps 1 to 5; n = 2^31 + 3 in place; the
-// host-side layouts. (Bad arguments: bad_input_test.cu; graph capture: graph_test.cu.)
+// host-side layouts; the bank model on every warp request of the kernels
+// (common/scan_bank_access.hpp, from the kernels' own index maps), held against Nsight Compute's
+// counters once results/*/banks.json has scan kernels. (Bad arguments: bad_input_test.cu; graph capture: graph_test.cu.)
 #include <cub/device/device_scan.cuh>
 #include <cuda/functional>
 #include <cuda/std/functional>
@@ -16,13 +18,18 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <string>
 #include <type_traits>
 #include <vector>
 
+#include "bank_evidence.hpp"
+#include "bank_model.hpp"
 #include "compare.hpp"
 #include "device_buffer.hpp"
 #include "gpu.hpp"
 #include "random.hpp"
+#include "scan_bank_access.hpp"
 
 namespace sc = smem::scan;
 using smem::test::DeviceBuffer;
@@ -163,9 +170,81 @@ __global__ void count_wrong(const int* x, long long n, bool inclusive, unsigned 
   }
 }
 
+namespace sa = smem::test::scan_access;
+
+/// The worst request of a kernel's walk.
+template <class Walk>
+smem::bank::Cost worst(Walk&& walk) {
+  return smem::test::worst_request(walk);
+}
+
+/// Every request of the walk conflict-free: no more wavefronts than its phases.
+template <class Walk>
+bool conflict_free(Walk&& walk) {
+  bool ok = true;
+  walk([&](const smem::test::Request& r) { ok = ok && r.cost().conflict_free(); });
+  return ok;
+}
+
+/// The bank model's prediction for the first kernel of each variant over full tiles (what the
+/// profiled launch runs: inclusive float, 2^24 elements; step 6's first tile, which skips the
+/// look-back, is one of 4096).
+std::optional<smem::test::BankPrediction> scan_bank_prediction(const std::string& variant) {
+  using smem::test::predict;
+  using T = float;
+  if (variant == "kogge_stone") return predict([](auto&& v) { sa::kogge_stone<T>(v); });
+  if (variant == "brent_kung") return predict([](auto&& v) { sa::brent_kung<sc::DenseLayout, T>(v); });
+  if (variant == "padded") return predict([](auto&& v) { sa::brent_kung<sc::PaddedLayout, T>(v); });
+  if (variant == "warp_shuffle") return predict([](auto&& v) { sa::warp_shuffle<T>(v); });
+  if (variant == "reduce_then_scan") return predict([](auto&& v) { sa::tile_totals<T>(v); });
+  if (variant == "decoupled_look_back") return predict([](auto&& v) { sa::decoupled_look_back<T>(v); });
+  return std::nullopt;
+}
+
+bool scan_measured() {
+  for (const auto& m : smem::test::load_bank_measurements(SMEM_RESULTS_DIR))
+    if (m.benchmark.rfind("scan/", 0) == 0) return true;
+  return false;
+}
+
 }  // namespace
 
 TEST_SUITE("host") {
+  TEST_CASE_TEMPLATE("bank model: Kogge-Stone, the warp totals and the tile transposes are conflict-free", T, float,
+                     double) {
+    CHECK(conflict_free([](auto&& v) { sa::kogge_stone<T>(v); }));
+    CHECK(conflict_free([](auto&& v) { sa::warp_shuffle<T>(v); }));
+    CHECK(conflict_free([](auto&& v) { sa::tile_totals<T>(v); }));
+    CHECK(conflict_free([](auto&& v) { sa::decoupled_look_back<T>(v); }));
+  }
+
+  TEST_CASE("bank model: Brent-Kung's strided rounds conflict, the padding removes most of it") {
+    const auto dense = [](auto&& v) { sa::brent_kung<sc::DenseLayout, float>(v); };
+    const auto padded = [](auto&& v) { sa::brent_kung<sc::PaddedLayout, float>(v); };
+    CHECK(worst(dense).wavefronts == 32);  // lanes 32 elements apart in one bank
+    CHECK(worst(padded).wavefronts <= 2);
+    const auto dense_ld = smem::test::predict(dense).ld.per_request();
+    const auto padded_ld = smem::test::predict(padded).ld.per_request();
+    CHECK(dense_ld > 3 * padded_ld);
+    // The up-sweep round of stride 16, warp 0: lanes k = 32 t + 31, one bank without padding.
+    const auto up16 = [](auto layout) {
+      return [](auto&& visit) {
+        using L = decltype(layout);
+        visit(smem::test::request("up-sweep", smem::test::Access::load, 4, 4,
+                                  [](int t) { return L::offset(sc::brent_kung_index(16, t)); }));
+      };
+    };
+    CHECK(worst(up16(sc::DenseLayout{})).wavefronts == 32);
+    CHECK(worst(up16(sc::PaddedLayout{})).wavefronts == 1);
+  }
+
+  TEST_CASE("bank model agrees with Nsight Compute's measured wavefronts (results/*/banks.json)" *
+            doctest::skip(!scan_measured())) {
+    const auto not_modelled = smem::test::check_bank_evidence(
+        "scan", [](const std::string& v, const smem::test::BankMeasurement&) { return scan_bank_prediction(v); });
+    CHECK(not_modelled.empty());
+  }
+
   TEST_CASE("the host reference and the test operator") {
     const std::vector<int> x{3, -1, 4, 1, -5};
     CHECK(host_scan(x, cuda::std::plus<int>{}, 0, sc::Kind::inclusive) == std::vector<int>{3, 2, 6, 7, 2});
