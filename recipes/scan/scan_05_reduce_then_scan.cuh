@@ -46,6 +46,7 @@ __global__ void __launch_bounds__(kThreads) scan_partials_kernel(T* partials, lo
     finish_items(items, op(carry, before), op, Kind::exclusive);
     store_tile<kThreads>(partials, count, tile, items, smem);  // starts with a barrier
     carry = op(carry, total);
+    __syncthreads();  // every thread done reading smem before the next tile is staged in it
   }
 }
 
