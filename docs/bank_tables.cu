@@ -6,6 +6,7 @@
 // Host only: it calls no CUDA function and runs without a GPU.
 #include <gemm/gemm.cuh>
 #include <reduction/reduction.cuh>
+#include <scan/scan.cuh>
 #include <transpose/transpose.cuh>
 
 #include <cstdio>
@@ -15,12 +16,14 @@
 #include "bank_model.hpp"
 #include "gemm_bank_access.hpp"
 #include "reduction_bank_access.hpp"
+#include "scan_bank_access.hpp"
 #include "transpose_bank_access.hpp"
 
 namespace tr = smem::transpose;
 namespace gm = smem::gemm;
 namespace rd = smem::reduction;
 namespace ra = smem::test::reduction_access;
+namespace sa = smem::test::scan_access;
 namespace ta = smem::test::transpose_access;
 using smem::bank::Cost;
 using smem::bank::wavefronts_of;
@@ -121,6 +124,20 @@ void reduction_rows() {
   }
 }
 
+template <class T>
+void scan_rows() {
+  namespace sc = smem::scan;
+  const char* t = type_name<T>();
+  kernel_rows("01 `kogge_stone`", t, [](auto&& v) { sa::kogge_stone<T>(v); });
+  kernel_rows("02 `brent_kung`", t, [](auto&& v) { sa::brent_kung<sc::DenseLayout, T>(v); });
+  kernel_rows("03 `padded`", t, [](auto&& v) { sa::brent_kung<sc::PaddedLayout, T>(v); });
+  kernel_rows("04 `warp_shuffle`", t, [](auto&& v) { sa::warp_shuffle<T>(v); });
+  kernel_rows("05, 06 tile transpose", t, [](auto&& v) {
+    sa::tile_load<T>(v);
+    sa::tile_store<T>(v);
+  });
+}
+
 }  // namespace
 
 int main() {
@@ -161,5 +178,13 @@ int main() {
               "03 `sequential`, float | 03, double |\n");
   std::printf("| ---: | ---: | ---: | ---: | ---: | ---: |\n");
   reduction_rows();
+
+  std::printf("\nEvery shared-memory access of the scan ladder, one full tile, the worst warp request of each "
+              "(steps 5 and 6: the transpose through the padded tile on both sides; their block scan is "
+              "step 4's):\n\n");
+  std::printf("| step | access | element | bytes/lane | wavefronts | phases | conflict |\n");
+  std::printf("| --- | --- | --- | ---: | ---: | ---: | --- |\n");
+  scan_rows<float>();
+  scan_rows<double>();
   return 0;
 }

@@ -9,10 +9,12 @@
 // - host suite, host pointers: a launch attempt would fail with a device error, not
 //   cudaErrorInvalidValue, so these prove that every launcher rejects its arguments before any
 //   CUDA call (and that a reduction's size query needs none).
+#include <cuda/std/functional>
 #include <doctest/doctest.h>
 
 #include <gemm/gemm.cuh>
 #include <reduction/reduction.cuh>
+#include <scan/scan.cuh>
 #include <tc_gemm/tc_gemm.cuh>
 #include <transpose/transpose.cuh>
 
@@ -257,6 +259,56 @@ TEST_SUITE("gpu") {
     }
   }
 
+  TEST_CASE("scan: bad inputs") {
+    namespace sc = smem::scan;
+    using Plus = cuda::std::plus<float>;
+    const long long n = 100003;
+    auto g = smem::test::rng(16);
+    const auto h = smem::test::random_vector<float>(std::size_t(n) + 1, g, -100.f, 100.f);
+    std::vector<float> hi(h.size());  // small integers: every prefix exact, compared bit for bit
+    for (std::size_t i = 0; i < h.size(); ++i) hi[i] = std::round(h[i]);
+    DeviceBuffer<float> in(hi), out(std::size_t(n) + 1);
+    for (auto v : sc::kAllVariants) {
+      const char* name = sc::name(v);
+      CAPTURE(name);
+      std::size_t bytes = 0;
+      REQUIRE(sc::run<float>(v, nullptr, bytes, in.get(), out.get(), n, Plus{}, 0.0f, sc::Kind::inclusive) ==
+              cudaSuccess);
+      DeviceBuffer<unsigned char> temp(bytes + 16);
+      auto run = [&](const float* i, float* o, long long m, std::size_t b, sc::Kind kind = sc::Kind::inclusive,
+                     void* t = nullptr) {
+        out.poison(kPoison);
+        return sc::run<float>(v, t ? t : temp.get(), b, i, o, m, Plus{}, 0.0f, kind);
+      };
+      float* o = out.get();
+      expect_rejected("scan", "n < 0", name, run(in.get(), o, -1, bytes), out);
+      expect_rejected("scan", "kind out of range", name, run(in.get(), o, n, bytes, sc::Kind(2)), out);
+      expect_rejected("scan", "in == nullptr", name, run(nullptr, o, n, bytes), out);
+      expect_rejected("scan", "out == nullptr", name, run(in.get(), nullptr, n, bytes), out);
+      expect_rejected("scan", "in overlaps out, not equal", name, run(o + 1, o, n - 1, bytes), out);
+      expect_rejected("scan", "workspace misaligned (+4 bytes)", name,
+                      run(in.get(), o, n, bytes, sc::Kind::inclusive, temp.get() + 4), out);
+      expect_rejected("scan", "in not float-aligned (+2 bytes)", name,
+                      run(reinterpret_cast<const float*>(reinterpret_cast<const char*>(in.get()) + 2), o, n - 1, bytes),
+                      out);
+      expect_rejected("scan", "workspace too small", name, run(in.get(), o, n, bytes - 1), out);
+      {
+        const cudaError_t e = run(in.get(), o, 0, bytes);
+        CHECK(e == cudaSuccess);
+        CHECK(untouched(out));
+        matrix.add("scan", "n == 0", name, e == cudaSuccess ? "no-op" : cudaGetErrorName(e));
+      }
+      expect_as_planned("scan", "in, out misaligned (+4 bytes)", name, sc::plan<float, Plus>(v, n).kernel != nullptr,
+                        run(in.get() + 1, o + 1, n, bytes), out, [&] {
+        const auto got = out.download();
+        float acc = 0;
+        for (long long i = 0; i < n; ++i)
+          if (got[i + 1] != (acc += hi[i + 1])) return false;
+        return true;
+      });
+    }
+  }
+
   TEST_CASE("tc_gemm: bad inputs") {
     namespace tc = smem::tc_gemm;
     using bf16 = tc::bf16;
@@ -466,6 +518,50 @@ TEST_SUITE("host") {
       CHECK(run(0, N, K, nullptr, K, nullptr, N, nullptr, N, nullptr, N) == cudaSuccess);
     }
     for (auto x : buf) REQUIRE(__bfloat162float(x) == 7.0f);
+  }
+
+  TEST_CASE_TEMPLATE("scan: bad arguments are rejected before any CUDA call; the size query needs none", T, float,
+                     double, int, long long) {
+    namespace sc = smem::scan;
+    using Plus = cuda::std::plus<T>;
+    alignas(16) static T buf[96];
+    alignas(16) static unsigned char temp[1 << 16];
+    for (auto& x : buf) x = T(7);
+    T* in = buf;
+    T* out = buf + 64;
+    const auto inc = sc::Kind::inclusive;
+    for (auto v : sc::kAllVariants) {
+      CAPTURE(sc::name(v));
+      for (long long n : {0LL, 1LL, 64LL, 1LL << 20, (1LL << 31) + 3, 1LL << 40})
+        for (sc::Kind kind : {sc::Kind::inclusive, sc::Kind::exclusive}) {
+          std::size_t q = 0;
+          CHECK(sc::run<T>(v, nullptr, q, nullptr, nullptr, n, Plus{}, T(0), kind) == cudaSuccess);
+          CHECK(q > 0);
+          CHECK(q % sc::kTempAlign == 0);
+        }
+      std::size_t q = 0;
+      CHECK(sc::run<T>(v, nullptr, q, in, out, -1, Plus{}, T(0), inc) == cudaErrorInvalidValue);
+      CHECK(sc::run<T>(v, nullptr, q, in, out, 8, Plus{}, T(0), sc::Kind(7)) == cudaErrorInvalidValue);
+      CHECK(q == 0);
+      std::size_t bytes = 0;
+      REQUIRE(sc::run<T>(v, nullptr, bytes, in, out, 32, Plus{}, T(0), inc) == cudaSuccess);
+      REQUIRE(bytes <= sizeof(temp) - 16);
+      CHECK(sc::run<T>(v, temp, bytes, in, out, -1, Plus{}, T(0), inc) == cudaErrorInvalidValue);
+      CHECK(sc::run<T>(v, temp, bytes, in, out, 32, Plus{}, T(0), sc::Kind(-1)) == cudaErrorInvalidValue);
+      CHECK(sc::run<T>(v, temp, bytes, nullptr, out, 32, Plus{}, T(0), inc) == cudaErrorInvalidValue);
+      CHECK(sc::run<T>(v, temp, bytes, in, nullptr, 32, Plus{}, T(0), inc) == cudaErrorInvalidValue);
+      std::size_t small = bytes - 1;
+      CHECK(sc::run<T>(v, temp, small, in, out, 32, Plus{}, T(0), inc) == cudaErrorInvalidValue);
+      CHECK(sc::run<T>(v, temp + 8, bytes, in, out, 32, Plus{}, T(0), inc) == cudaErrorInvalidValue);
+      CHECK(sc::run<T>(v, temp, bytes, in + 1, in, 32, Plus{}, T(0), inc) == cudaErrorInvalidValue);  // overlap
+      CHECK(sc::run<T>(v, temp, bytes, in, in + 31, 32, Plus{}, T(0), inc) == cudaErrorInvalidValue);
+      const T* odd = reinterpret_cast<const T*>(reinterpret_cast<const char*>(in) + 1);
+      CHECK(sc::run<T>(v, temp, bytes, odd, out, 16, Plus{}, T(0), inc) == cudaErrorInvalidValue);
+      T* odd_out = reinterpret_cast<T*>(reinterpret_cast<char*>(out) + 2);
+      CHECK(sc::run<T>(v, temp, bytes, in, odd_out, 16, Plus{}, T(0), inc) == cudaErrorInvalidValue);
+      CHECK(sc::run<T>(v, temp, bytes, in, out, 0, Plus{}, T(0), inc) == cudaSuccess);  // n == 0: nothing
+    }
+    for (auto x : buf) REQUIRE(x == T(7));
   }
 
   TEST_CASE_TEMPLATE("reduction: bad arguments are rejected before any CUDA call; the size query needs none", T,

@@ -8,6 +8,7 @@
 
 #include <gemm/gemm.cuh>
 #include <reduction/reduction.cuh>
+#include <scan/scan.cuh>
 #include <tc_gemm/tc_gemm.cuh>
 #include <transpose/transpose.cuh>
 
@@ -125,6 +126,13 @@ TEST_SUITE("host") {
       return "smem::reduction::" + n +
              "(nullptr, temp_bytes, static_cast<const float*>(nullptr), -1LL, static_cast<float*>(nullptr), "
              "smem::reduction::Sum{}, 0.0f)";
+    });
+  }
+  TEST_CASE("copy: scan") {
+    check_family("scan", smem::scan::kSteps, [](std::string n) {
+      return "smem::scan::" + n +
+             "(nullptr, temp_bytes, static_cast<const float*>(nullptr), static_cast<float*>(nullptr), -1LL, "
+             "cuda::std::plus<float>{}, 0.0f, smem::scan::Kind::inclusive)";
     });
   }
   TEST_CASE("copy: gemm") {

@@ -1,10 +1,12 @@
 // The project's one graph-capture test: every variant of every family, captured into a CUDA
 // graph on a non-default stream (global capture mode, so a launcher that synchronized or
 // allocated would break the capture), replayed twice, and checked.
+#include <cuda/std/functional>
 #include <doctest/doctest.h>
 
 #include <gemm/gemm.cuh>
 #include <reduction/reduction.cuh>
+#include <scan/scan.cuh>
 #include <tc_gemm/tc_gemm.cuh>
 #include <transpose/transpose.cuh>
 
@@ -94,6 +96,37 @@ TEST_SUITE("gpu") {
         return rd::run<float>(v, ftemp.get(), fbytes, fin.get(), n, fout.get(), rd::Sum{}, 0.0f, s);
       });
       CHECK(smem::test::first_bit_mismatch(fout.download(), eager) == -1);
+    }
+  }
+
+  TEST_CASE("scan: every variant in a graph on a non-default stream") {
+    namespace sc = smem::scan;
+    const long long n = 1000003;
+    auto g = smem::test::rng(5);
+    // The workspace is reused by both replays: the launchers must reset what they rely on.
+    const auto h = smem::test::random_vector<int>(std::size_t(n), g, -1000, 1000);
+    for (sc::Kind kind : {sc::Kind::inclusive, sc::Kind::exclusive}) {
+      std::vector<int> expect(h.size());
+      int acc = 0;
+      for (std::size_t i = 0; i < h.size(); ++i) {
+        if (kind == sc::Kind::exclusive) expect[i] = acc;
+        acc += h[i];
+        if (kind == sc::Kind::inclusive) expect[i] = acc;
+      }
+      DeviceBuffer<int> in(h), out(h.size());
+      for (auto v : sc::kAllVariants) {
+        CAPTURE(sc::name(v));
+        std::size_t bytes = 0;
+        REQUIRE(sc::run<int>(v, nullptr, bytes, in.get(), out.get(), n, cuda::std::plus<int>{}, 0, kind) ==
+                cudaSuccess);
+        DeviceBuffer<unsigned char> temp(bytes);
+        temp.poison(0xA5);
+        out.poison();
+        capture_and_replay([&](cudaStream_t s) {
+          return sc::run<int>(v, temp.get(), bytes, in.get(), out.get(), n, cuda::std::plus<int>{}, 0, kind, s);
+        });
+        CHECK(out.download() == expect);
+      }
     }
   }
 

@@ -37,6 +37,7 @@ DEFAULT_SHAPES = {
     "reduction": r"/float/16777216$",
     "gemm": r"/1024x1024x1024$",
     "tc_gemm": r"/1024x1024x1024$",
+    "scan": r"/inclusive/float/16777216$",
 }
 
 
