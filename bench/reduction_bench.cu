@@ -23,14 +23,6 @@ using smem::test::DeviceBuffer;
 
 namespace {
 
-template <class T>
-constexpr const char* type_name() {
-  if constexpr (std::is_same_v<T, float>) return "float";
-  else if constexpr (std::is_same_v<T, double>) return "double";
-  else if constexpr (std::is_same_v<T, int>) return "int";
-  else return "long_long";
-}
-
 // launch(temp, bytes, in, n, out): a size query when temp is null, like every launcher here.
 template <class T>
 using Launch = std::function<cudaError_t(void*, std::size_t&, const T*, long long, T*)>;
@@ -52,7 +44,8 @@ const T* input(long long n) {
 template <class T>
 void register_one(const std::string& variant, long long n, Launch<T> launch,
                   std::function<rd::Plan<const void*>(long long)> plan = nullptr) {
-  const std::string name = "reduction/" + variant + "/" + type_name<T>() + "/" + std::to_string(n);
+  const std::string name =
+      "reduction/" + variant + "/" + smem::bench::type_name<T>() + "/" + std::to_string(n);
   benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
     const T* in = input<T>(n);
     DeviceBuffer<T> out(1);

@@ -20,14 +20,6 @@ using smem::test::DeviceBuffer;
 
 namespace {
 
-template <class T>
-constexpr const char* type_name() {
-  if constexpr (std::is_same_v<T, float>) return "float";
-  else if constexpr (std::is_same_v<T, double>) return "double";
-  else if constexpr (std::is_same_v<T, int>) return "int";
-  else return "long_long";
-}
-
 /// x[i]: small integers in [-100, 100] from a hash of i (a 2^28-element input is drawn on the
 /// device in milliseconds; the values do not change the kernels' speed).
 template <class T>
@@ -59,7 +51,7 @@ template <class T>
 void register_one(const std::string& variant, sc::Kind kind, long long n, Launch<T> launch,
                   std::function<sc::Plan<const void*>(long long)> plan = nullptr) {
   const std::string name = "scan/" + variant + (kind == sc::Kind::inclusive ? "/inclusive/" : "/exclusive/") +
-                           type_name<T>() + "/" + std::to_string(n);
+                           smem::bench::type_name<T>() + "/" + std::to_string(n);
   benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
     const T* in = input<T>(n);
     DeviceBuffer<T> out(static_cast<std::size_t>(n));

@@ -21,9 +21,6 @@ using smem::test::cublas_handle;
 
 namespace {
 
-template <class T>
-constexpr const char* type_name() { return sizeof(T) == 4 ? "float" : "double"; }
-
 // Row-major out (cols x rows) = transpose(in (rows x cols)) is, column-major, C (rows x cols,
 // ldc = rows) = A^T with A (cols x rows, lda = cols).
 cublasStatus_t geam(int rows, int cols, const float* in, float* out) {
@@ -40,7 +37,7 @@ cublasStatus_t geam(int rows, int cols, const double* in, double* out) {
 // A step's counters also record its kernel's attributes (from the launcher's own plan).
 template <class T, class Launch>
 void register_one(const std::string& variant, int rows, int cols, Launch launch, const tr::Variant* step = nullptr) {
-  const std::string name = "transpose/" + variant + "/" + type_name<T>() + "/" +
+  const std::string name = "transpose/" + variant + "/" + smem::bench::type_name<T>() + "/" +
                            std::to_string(rows) + "x" + std::to_string(cols);
   benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
     const std::size_t n = std::size_t(rows) * cols;

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cuda_check.hpp"
@@ -11,6 +12,15 @@
 #include "kernel_attributes.hpp"
 
 namespace smem::bench {
+
+/// The element type's name in benchmark names: float, double, int, long_long.
+template <class T>
+constexpr const char* type_name() {
+  if constexpr (std::is_same_v<T, float>) return "float";
+  else if constexpr (std::is_same_v<T, double>) return "double";
+  else if constexpr (std::is_same_v<T, int>) return "int";
+  else return "long_long";
+}
 
 /// Evicts the L2 cache by writing a buffer twice its size. Runs on the stream before the timed
 /// region, so a memory-bound kernel reads from DRAM, not from what the previous iteration left.
