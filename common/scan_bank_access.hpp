@@ -103,39 +103,40 @@ void warp_shuffle(Visit&& visit) {
   block_scan<sc::kWarpShuffleThreads, T>(visit);
 }
 
-/// load_tile's vector path (a full, aligned tile): each thread's vectors stored element by element
-/// at their place in the coalesced order, then its kItems blocked elements read back.
+/// load_tile's vector path (a full, aligned slice): each lane's vectors stored element by element
+/// at their place in the coalesced order of its warp's slice, then its kItems blocked elements
+/// read back.
 template <class T, class Visit>
 void tile_load(Visit&& visit) {
-  using Map = sc::TileMap<T, sc::kTileThreads, sc::kTileItems<T>>;
+  using Map = sc::TileMap<T, sc::kTileItems<T>>;
   constexpr int kWarps = sc::kTileThreads / 32, V = sc::kVecElems<T>, kItems = sc::kTileItems<T>;
   const auto all = [](int) { return true; };
   for (int v = 0; v < kItems / V; ++v)
     for (int k = 0; k < V; ++k)
       for (int w = 0; w < kWarps; ++w)
         warp_request<T>("transpose in: store element k of vector v", Access::store, w, all,
-                        [=](int t) { return Map::offset(Map::vectorized(v, t, k)); }, visit);
+                        [=](int t) { return w * Map::kSize + Map::offset(Map::vectorized(v, t % 32, k)); }, visit);
   for (int j = 0; j < kItems; ++j)
     for (int w = 0; w < kWarps; ++w)
       warp_request<T>("transpose in: blocked read `items[j]`", Access::load, w, all,
-                      [=](int t) { return Map::offset(Map::blocked(t, j)); }, visit);
+                      [=](int t) { return w * Map::kSize + Map::offset(Map::blocked(t % 32, j)); }, visit);
 }
 
 /// store_tile's vector path: the blocked items written, then read back vector by vector.
 template <class T, class Visit>
 void tile_store(Visit&& visit) {
-  using Map = sc::TileMap<T, sc::kTileThreads, sc::kTileItems<T>>;
+  using Map = sc::TileMap<T, sc::kTileItems<T>>;
   constexpr int kWarps = sc::kTileThreads / 32, V = sc::kVecElems<T>, kItems = sc::kTileItems<T>;
   const auto all = [](int) { return true; };
   for (int j = 0; j < kItems; ++j)
     for (int w = 0; w < kWarps; ++w)
       warp_request<T>("transpose out: blocked write `items[j]`", Access::store, w, all,
-                      [=](int t) { return Map::offset(Map::blocked(t, j)); }, visit);
+                      [=](int t) { return w * Map::kSize + Map::offset(Map::blocked(t % 32, j)); }, visit);
   for (int v = 0; v < kItems / V; ++v)
     for (int k = 0; k < V; ++k)
       for (int w = 0; w < kWarps; ++w)
         warp_request<T>("transpose out: read element k of vector v", Access::load, w, all,
-                        [=](int t) { return Map::offset(Map::vectorized(v, t, k)); }, visit);
+                        [=](int t) { return w * Map::kSize + Map::offset(Map::vectorized(v, t % 32, k)); }, visit);
 }
 
 /// Step 5's first kernel (tile_totals_kernel): the tile load and the block scan.

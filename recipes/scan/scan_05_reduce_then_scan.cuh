@@ -6,10 +6,11 @@
 /// again to add each tile's carry, four passes over memory in all. Here the first kernel only
 /// reduces each tile to its total, the second scans the totals in one block, and the third scans
 /// each tile again, starting from its carry: three passes (two reads, one write). Each thread now
-/// handles 64 bytes (16 floats): the tile is read with 16-byte loads in the coalesced order and
-/// turned into runs of consecutive elements per thread by a transpose through shared memory,
-/// padded as in step 3 (`TileMap`). A thread scans its run sequentially in registers, so the
-/// block-wide scan (step 4's shuffles) works on 256 thread totals instead of 4096 elements.
+/// handles 128 bytes (32 floats): each warp reads its slice of the tile with 16-byte loads in the
+/// coalesced order and turns it into runs of consecutive elements per lane by a transpose through
+/// its own piece of shared memory, padded as in step 3 (`TileMap`). A thread scans its run
+/// sequentially in registers, so the block-wide scan (step 4's shuffles) works on 128 thread
+/// totals instead of 4096 elements.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -22,9 +23,9 @@ namespace smem::scan {
 //! [reduce then scan]
 /// Kernel 1: partials[tile] = the total of each tile, combined in index order.
 template <class T, class Op, int kThreads = kTileThreads, int kItems = kTileItems<T>>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kTileMinBlocks)
     tile_totals_kernel(const T* in, long long n, T* partials, Op op, T identity) {
-  __shared__ T smem[TileMap<T, kThreads, kItems>::kSize];
+  __shared__ T smem[kTileSmem<T, kThreads, kItems>];
   T items[kItems];
   load_tile<kThreads>(in, n, blockIdx.x, items, identity, smem);
   T total = thread_scan(items, op);
@@ -36,9 +37,9 @@ __global__ void __launch_bounds__(kThreads)
 /// each tile starting from the total of those before it.
 template <class T, class Op, int kThreads = kTileThreads, int kItems = kTileItems<T>>
 __global__ void __launch_bounds__(kThreads) scan_partials_kernel(T* partials, long long count, Op op, T identity) {
-  __shared__ T smem[TileMap<T, kThreads, kItems>::kSize];
+  __shared__ T smem[kTileSmem<T, kThreads, kItems>];
   T carry = identity;
-  for (long long tile = 0; tile * TileMap<T, kThreads, kItems>::kTile < count; ++tile) {
+  for (long long tile = 0; tile * kThreads * kItems < count; ++tile) {
     T items[kItems];
     load_tile<kThreads>(partials, count, tile, items, identity, smem);
     T total;
@@ -46,15 +47,15 @@ __global__ void __launch_bounds__(kThreads) scan_partials_kernel(T* partials, lo
     finish_items(items, op(carry, before), op, Kind::exclusive);
     store_tile<kThreads>(partials, count, tile, items, smem);  // starts with a barrier
     carry = op(carry, total);
-    __syncthreads();  // every thread done reading smem before the next tile is staged in it
+    __syncwarp();  // the warp done reading its slice before the next tile is staged in it
   }
 }
 
 /// Kernel 3: each tile scanned again, starting from its carry (the scanned partials).
 template <class T, class Op, int kThreads = kTileThreads, int kItems = kTileItems<T>>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kTileMinBlocks)
     scan_tiles_kernel(const T* in, T* out, long long n, const T* carries, Op op, T identity, Kind kind) {
-  __shared__ T smem[TileMap<T, kThreads, kItems>::kSize];
+  __shared__ T smem[kTileSmem<T, kThreads, kItems>];
   T items[kItems];
   load_tile<kThreads>(in, n, blockIdx.x, items, identity, smem);
   T total;
@@ -70,14 +71,14 @@ using TotalsKernel = void (*)(const T*, long long, T*, Op, T);
 
 template <class T, class Op>
 Plan<TotalsKernel<T, Op>> reduce_then_scan_plan(long long n) {
-  return tile_plan<TotalsKernel<T, Op>>(tile_totals_kernel<T, Op>, n, TileMap<T, kTileThreads, kTileItems<T>>::kTile,
+  return tile_plan<TotalsKernel<T, Op>>(tile_totals_kernel<T, Op>, n, kTileThreads * kTileItems<T>,
                                         kTileThreads);
 }
 
 /// Workspace of step 5: one partial per tile.
 template <class T>
 constexpr std::size_t reduce_then_scan_bytes(long long n) {
-  const long long tile = TileMap<T, kTileThreads, kTileItems<T>>::kTile;
+  const long long tile = kTileThreads * kTileItems<T>;
   return align_up(std::size_t(n <= tile ? 1 : (n - 1) / tile + 1) * sizeof(T));
 }
 

@@ -105,10 +105,10 @@ __device__ T look_back(const States& states, long long tile, Op op, T identity) 
 
 //! [single pass]
 template <class T, class Op, int kThreads = kTileThreads, int kItems = kTileItems<T>>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kTileMinBlocks)
     decoupled_look_back_kernel(const T* in, T* out, long long n, TileStates<T> states, unsigned* counter, Op op,
                                T identity, Kind kind) {
-  __shared__ T smem[TileMap<T, kThreads, kItems>::kSize];
+  __shared__ T smem[kTileSmem<T, kThreads, kItems>];
   __shared__ unsigned tile_number;
   __shared__ T tile_prefix;
   if (threadIdx.x == 0) tile_number = counter != nullptr ? atomicAdd(counter, 1u) : 0u;
@@ -144,7 +144,7 @@ struct LookBackLayout {
 };
 template <class T>
 constexpr LookBackLayout look_back_layout(long long n) {
-  const long long tile = TileMap<T, kTileThreads, kTileItems<T>>::kTile;
+  const long long tile = kTileThreads * kTileItems<T>;
   const long long tiles = n <= tile ? 1 : (n - 1) / tile + 1;
   const std::size_t counter = align_up(TileStates<T>::flag_bytes(tiles));
   const std::size_t zeroed = counter + kTempAlign;
@@ -158,7 +158,7 @@ using LookBackKernel = void (*)(const T*, T*, long long, TileStates<T>, unsigned
 template <class T, class Op>
 Plan<LookBackKernel<T, Op>> decoupled_look_back_plan(long long n) {
   return tile_plan<LookBackKernel<T, Op>>(decoupled_look_back_kernel<T, Op>, n,
-                                          TileMap<T, kTileThreads, kTileItems<T>>::kTile, kTileThreads);
+                                          kTileThreads * kTileItems<T>, kTileThreads);
 }
 
 /// Scans in[0, n) into out with `op`; see scan_common.cuh for the contract.

@@ -240,89 +240,100 @@ struct alignas(16) Vec16 {
 };
 
 //! [tile map]
-/// A tile of kThreads x kItems elements staged in shared memory for the transpose between the
-/// coalesced global order (element e = v kThreads + tid, or 16-byte vectors in that order) and
-/// the blocked order of the scan (thread tid holds elements tid kItems .. tid kItems + kItems - 1).
-/// One element of padding after every 128 bytes, as in step 3: the blocked accesses, kItems
-/// elements apart from lane to lane, then fall into different banks.
-template <class T, int kThreads, int kItems>
+/// A warp's slice of a tile, 32 x kItems elements, staged in shared memory for the transpose
+/// between the coalesced global order (element e = v 32 + lane, or 16-byte vectors in that order)
+/// and the blocked order of the scan (lane l holds elements l kItems .. l kItems + kItems - 1).
+/// Each warp has a slice of its own, so the transposes need only `__syncwarp`, never a block
+/// barrier. One element of padding after every 128 bytes, as in step 3: the blocked accesses,
+/// kItems elements apart from lane to lane, then fall into different banks.
+template <class T, int kItems>
 struct TileMap {
-  static constexpr int kTile = kThreads * kItems;
+  static constexpr int kTile = 32 * kItems;
   static constexpr int kPadEvery = 128 / int(sizeof(T));
   static constexpr int kSize = kTile + kTile / kPadEvery;
   __host__ __device__ static constexpr int offset(int e) { return e + e / kPadEvery; }
-  /// Element of the coalesced order that thread `tid` moves in its v-th scalar access.
-  __host__ __device__ static constexpr int striped(int v, int tid) { return v * kThreads + tid; }
-  /// Element of the coalesced order that thread `tid` moves in element k of its v-th vector.
-  __host__ __device__ static constexpr int vectorized(int v, int tid, int k) {
-    return (v * kThreads + tid) * kVecElems<T> + k;
+  /// Element of the coalesced order that `lane` moves in its v-th scalar access.
+  __host__ __device__ static constexpr int striped(int v, int lane) { return v * 32 + lane; }
+  /// Element of the coalesced order that `lane` moves in element k of its v-th vector.
+  __host__ __device__ static constexpr int vectorized(int v, int lane, int k) {
+    return (v * 32 + lane) * kVecElems<T> + k;
   }
-  /// Element j of thread `tid`'s blocked items.
-  __host__ __device__ static constexpr int blocked(int tid, int j) { return tid * kItems + j; }
+  /// Element j of `lane`'s blocked items.
+  __host__ __device__ static constexpr int blocked(int lane, int j) { return lane * kItems + j; }
 };
+
+/// Shared elements of a block's tile transposes: one warp slice per warp.
+template <class T, int kThreads, int kItems>
+inline constexpr int kTileSmem = kThreads / 32 * TileMap<T, kItems>::kSize;
 //! [tile map]
 
 //! [tile load]
-/// Loads tile `tile` of in[0, n) into `items` in blocked order: thread t gets elements
-/// t kItems .. t kItems + kItems - 1 of the tile (identity past n). A full tile at a 16-byte
-/// aligned address is read as 16-byte vectors, the others element by element; either way each
-/// warp reads consecutive addresses, and the shared-memory transpose gives each thread its run.
+/// Loads tile `tile` (kThreads x kItems elements) of in[0, n) into `items` in blocked order:
+/// warp w takes the tile's w-th slice of 32 x kItems elements, and its lane l gets the slice's
+/// elements l kItems .. l kItems + kItems - 1 (identity past n). A full slice at a 16-byte aligned
+/// address is read as 16-byte vectors, the others element by element; either way each warp reads
+/// consecutive addresses, and the transpose through the warp's shared slice gives each lane its
+/// run. The vectors are loaded with the streaming hint (`__ldcs`, evict first): every element is
+/// read once, so the L2 keeps what is reused, the tile states of step 6.
 template <int kThreads, int kItems, class T>
 __device__ void load_tile(const T* in, long long n, long long tile, T (&items)[kItems], T identity, T* smem) {
-  using Map = TileMap<T, kThreads, kItems>;
-  const long long base = tile * Map::kTile;
-  const int t = threadIdx.x;
+  using Map = TileMap<T, kItems>;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const long long base = tile * kThreads * kItems + (long long)warp * Map::kTile;
+  T* slice = smem + warp * Map::kSize;
   if (base + Map::kTile <= n && reinterpret_cast<std::uintptr_t>(in) % 16 == 0) {
     static_assert(kItems % kVecElems<T> == 0, "whole vectors per thread");
     const auto* v16 = reinterpret_cast<const uint4*>(in + base);
 #pragma unroll
     for (int v = 0; v < kItems / kVecElems<T>; ++v) {
-      const uint4 r = v16[v * kThreads + t];  // plain loads: in may be out (in place)
+      const uint4 r = __ldcs(v16 + v * 32 + lane);  // not the read-only path: in may be out (in place)
       Vec16<T> x;
       memcpy(&x, &r, sizeof(x));
 #pragma unroll
-      for (int k = 0; k < kVecElems<T>; ++k) smem[Map::offset(Map::vectorized(v, t, k))] = x.v[k];
+      for (int k = 0; k < kVecElems<T>; ++k) slice[Map::offset(Map::vectorized(v, lane, k))] = x.v[k];
     }
   } else {
 #pragma unroll
     for (int v = 0; v < kItems; ++v) {
-      const int e = Map::striped(v, t);
-      smem[Map::offset(e)] = base + e < n ? in[base + e] : identity;
+      const int e = Map::striped(v, lane);
+      slice[Map::offset(e)] = base + e < n ? in[base + e] : identity;
     }
   }
-  __syncthreads();
+  __syncwarp();
 #pragma unroll
-  for (int j = 0; j < kItems; ++j) items[j] = smem[Map::offset(Map::blocked(t, j))];
+  for (int j = 0; j < kItems; ++j) items[j] = slice[Map::offset(Map::blocked(lane, j))];
 }
 //! [tile load]
 
-/// Stores blocked `items` (see load_tile) as tile `tile` of out[0, n), back through the shared
-/// transpose; starts with a barrier, so `smem` may still be in use by load_tile's reads.
+/// Stores blocked `items` (see load_tile) as tile `tile` of out[0, n), back through the warp's
+/// shared slice, with the streaming hint (`__stcs`); starts with `__syncwarp`, so the slice may
+/// still be in use by load_tile's reads.
 template <int kThreads, int kItems, class T>
 __device__ void store_tile(T* out, long long n, long long tile, const T (&items)[kItems], T* smem) {
-  using Map = TileMap<T, kThreads, kItems>;
-  const long long base = tile * Map::kTile;
-  const int t = threadIdx.x;
-  __syncthreads();
+  using Map = TileMap<T, kItems>;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const long long base = tile * kThreads * kItems + (long long)warp * Map::kTile;
+  T* slice = smem + warp * Map::kSize;
+  __syncwarp();
 #pragma unroll
-  for (int j = 0; j < kItems; ++j) smem[Map::offset(Map::blocked(t, j))] = items[j];
-  __syncthreads();
+  for (int j = 0; j < kItems; ++j) slice[Map::offset(Map::blocked(lane, j))] = items[j];
+  __syncwarp();
   if (base + Map::kTile <= n && reinterpret_cast<std::uintptr_t>(out) % 16 == 0) {
     auto* v16 = reinterpret_cast<uint4*>(out + base);
 #pragma unroll
     for (int v = 0; v < kItems / kVecElems<T>; ++v) {
       Vec16<T> x;
 #pragma unroll
-      for (int k = 0; k < kVecElems<T>; ++k) x.v[k] = smem[Map::offset(Map::vectorized(v, t, k))];
+      for (int k = 0; k < kVecElems<T>; ++k) x.v[k] = slice[Map::offset(Map::vectorized(v, lane, k))];
       uint4 r;
       memcpy(&r, &x, sizeof(r));
-      v16[v * kThreads + t] = r;
+      __stcs(v16 + v * 32 + lane, r);
     }
   } else {
 #pragma unroll
     for (int v = 0; v < kItems; ++v) {
-      const int e = Map::striped(v, t);
-      if (base + e < n) out[base + e] = smem[Map::offset(e)];
+      const int e = Map::striped(v, lane);
+      if (base + e < n) out[base + e] = slice[Map::offset(e)];
     }
   }
 }
@@ -349,10 +360,13 @@ __device__ void finish_items(T (&items)[kItems], T prefix, Op op, Kind kind) {
   }
 }
 
-/// Threads and items per thread of steps 5 and 6: 64 bytes per thread (16 floats or ints, 8
-/// doubles), so that each thread issues four 16-byte loads and the tile is 16 KB.
-inline constexpr int kTileThreads = 256;
+/// Threads and items per thread of steps 5 and 6: 128 bytes per thread (32 floats or ints, 16
+/// doubles), so that each thread has eight 16-byte loads in flight and the tile is 16 KB.
+inline constexpr int kTileThreads = 128;
 template <class T>
-inline constexpr int kTileItems = 64 / int(sizeof(T));
+inline constexpr int kTileItems = 128 / int(sizeof(T));
+/// Blocks of kTileThreads that an SM must hold at once (`__launch_bounds__`): this caps the
+/// registers at 51 per thread, so that 1280 threads, 160 KB of loads, can be in flight per SM.
+inline constexpr int kTileMinBlocks = 10;
 
 }  // namespace smem::scan
