@@ -319,7 +319,7 @@ TEST_SUITE("gpu") {
     auto g = smem::test::rng(17);
     const auto h = smem::test::random_vector<float>(std::size_t(n) + 1, g, -0.5f, 1.5f);
     DeviceBuffer<float> in(h);
-    DeviceBuffer<std::uint8_t> bytes(std::size_t(n));
+    DeviceBuffer<std::uint8_t> bytes{std::size_t(n)};
     const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
     const int bins = 1024;
     DeviceBuffer<hg::Counter> out(bins), big(65536);

@@ -413,7 +413,7 @@ TEST_SUITE("gpu") {
       for (std::size_t i = 0; i < levels.size(); i += 3) x[i * 5] = levels[i];  // samples on the levels
       const auto ref = cpu_range_histogram(x, levels);
       DeviceBuffer<float> dx(x), dl(levels);
-      DeviceBuffer<hg::Counter> out(std::size_t(nb));
+      DeviceBuffer<hg::Counter> out{std::size_t(nb)};
       out.poison(kPoison);
       REQUIRE(hg::shared_atomics_range<float>(dx.get(), (long long)x.size(), out.get(), nb, dl.get()) == cudaSuccess);
       CHECK(out.download() == ref);

@@ -38,6 +38,7 @@ DEFAULT_SHAPES = {
     "gemm": r"/1024x1024x1024$",
     "tc_gemm": r"/1024x1024x1024$",
     "scan": r"/inclusive/float/16777216$",
+    "histogram": r"/uint8/256/uniform/16777216$",
 }
 
 
