@@ -146,8 +146,10 @@ void scan_rows() {
 void histogram_rows() {
   namespace hg = smem::histogram;
   namespace ha = smem::test::histogram_access;
-  for (const auto& [type, pbins] : {std::pair<const char*, int>{"uint8", 256}, {"float", 1024}, {"float", 65536}})
+  for (const auto& shape : {std::pair<const char*, int>{"uint8", 256}, {"float", 1024}, {"float", 65536}})
     for (const auto& s : hg::kSteps) {
+      const char* type = shape.first;
+      const int pbins = shape.second;
       if (s.variant == hg::Variant::global_atomics || (pbins > 256 && !hg::fits<float>(s.variant, pbins))) continue;
       const std::string step = "0" + std::to_string(s.step) + " `" + s.name + "`";
       const std::string shape = std::string(type) + ", " + std::to_string(pbins);
