@@ -32,24 +32,14 @@ inline constexpr int kChunk = 16 / int(sizeof(T));
 template <class T>
 __global__ void __launch_bounds__(kThreads)
     runs_kernel(const T* __restrict__ samples, long long n, Counter* __restrict__ counts, Even<T> rule, int copies) {
-  extern __shared__ Counter hist[];  // per-lane copies, as step 3
-  const int pbins = rule.privatized_bins();
-  zero_shared(hist, copies * pbins);
-  __syncthreads();
-  const int copy = threadIdx.x % 32 % copies;
-  auto add = [&](int b, Counter c) { atomicAdd(&hist[lane_copy_offset(b, copy, copies)], c); };
-  Run run;
-  const long long chunks = (n + kChunk<T> - 1) / kChunk<T>, stride = (long long)gridDim.x * kThreads;
-  for (long long c = (long long)blockIdx.x * kThreads + threadIdx.x; c < chunks; c += stride) {
+  count_runs_in_lane_copies<T>(rule, copies, counts, [&](auto&& take) {
+    const long long chunks = (n + kChunk<T> - 1) / kChunk<T>, stride = (long long)gridDim.x * kThreads;
+    for (long long c = (long long)blockIdx.x * kThreads + threadIdx.x; c < chunks; c += stride) {
 #pragma unroll
-    for (int k = 0; k < kChunk<T>; ++k) {
-      const long long i = c * kChunk<T> + k;
-      if (i < n) run.take(rule.privatized(samples[i]), add);
+      for (int k = 0; k < kChunk<T>; ++k)
+        if (c * kChunk<T> + k < n) take(samples[c * kChunk<T> + k]);
     }
-  }
-  run.flush(add);
-  __syncthreads();
-  merge_lane_copies(hist, pbins, copies, rule, counts);
+  });
 }
 //! [runs]
 

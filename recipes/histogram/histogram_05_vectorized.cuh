@@ -27,17 +27,8 @@ namespace smem::histogram {
 template <class T>
 __global__ void __launch_bounds__(kThreads) vectorized_kernel(const T* __restrict__ samples, long long n,
                                                               Counter* __restrict__ counts, Even<T> rule, int copies) {
-  extern __shared__ Counter hist[];  // per-lane copies, as step 4
-  const int pbins = rule.privatized_bins();
-  zero_shared(hist, copies * pbins);
-  __syncthreads();
-  const int copy = threadIdx.x % 32 % copies;
-  auto add = [&](int b, Counter c) { atomicAdd(&hist[lane_copy_offset(b, copy, copies)], c); };
-  Run run;
-  for_each_sample_vectorized<kUnroll>(samples, n, [&](T x) { run.take(rule.privatized(x), add); });
-  run.flush(add);
-  __syncthreads();
-  merge_lane_copies(hist, pbins, copies, rule, counts);
+  count_runs_in_lane_copies<T>(rule, copies, counts,
+                               [&](auto&& take) { for_each_sample_vectorized<kUnroll>(samples, n, take); });
 }
 //! [vectorized]
 

@@ -375,6 +375,24 @@ struct Run {
     if (bin >= 0) add(bin, count);
   }
 };
+
+/// The block of steps 4 and 5: zeroes the block's per-lane copies, counts the samples that
+/// `for_each(take)` passes to `take` (the step's loop over its share of the input) in runs
+/// into the lane's copy, and merges the copies into the output.
+template <class T, class Rule, class ForEach>
+__device__ void count_runs_in_lane_copies(const Rule& rule, int copies, Counter* counts, ForEach&& for_each) {
+  extern __shared__ Counter hist[];  // copies x privatized bins, as step 3's per-lane layout
+  const int pbins = rule.privatized_bins();
+  zero_shared(hist, copies * pbins);
+  __syncthreads();
+  const int copy = threadIdx.x % 32 % copies;
+  auto add = [&](int b, Counter c) { atomicAdd(&hist[lane_copy_offset(b, copy, copies)], c); };
+  Run run;
+  for_each([&](T x) { run.take(rule.privatized(x), add); });
+  run.flush(add);
+  __syncthreads();
+  merge_lane_copies(hist, pbins, copies, rule, counts);
+}
 //! [run]
 
 //! [vector loop]
