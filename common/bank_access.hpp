@@ -18,8 +18,10 @@
 
 namespace smem::test {
 
-/// A shared-memory load, store, or cp.async copy (written 8 lanes per phase).
-enum class Access { load, store, copy };
+/// A shared-memory load, store, cp.async copy (written 8 lanes per phase), or atomic (its bank
+/// wavefronts as a store's; lanes that name one word are served one after the other, which the
+/// model does not count, and the profiler's load and store counters leave atomics out).
+enum class Access { load, store, copy, atomic };
 
 /// One warp request: which access of the kernel it is, its kind and width in bytes, the byte
 /// address of each lane, and the lanes that take part.

@@ -72,13 +72,13 @@ struct BankPrediction {
   double ldgsts_wavefronts = 0;
 
   /// Adds one warp request as the SASS-level counters count it: a load or a store (not counted
-  /// when no lane is active), or a copy's wavefronts, `copy_times` times (the blocks and K-tiles
+  /// when no lane is active; atomics are neither), or a copy's wavefronts, `copy_times` times (the blocks and K-tiles
   /// of a launch when the loads and stores are counted per block).
   void add(const Request& r, double copy_times = 1) {
     const int w = r.cost().wavefronts;
     if (r.kind == Access::load) ld.add(w);
     else if (r.kind == Access::store) st.add(w);
-    else ldgsts_wavefronts += w * copy_times;
+    else if (r.kind == Access::copy) ldgsts_wavefronts += w * copy_times;
   }
 };
 

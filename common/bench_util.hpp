@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -13,10 +14,11 @@
 
 namespace smem::bench {
 
-/// The element type's name in benchmark names: float, double, int, long_long.
+/// The element type's name in benchmark names: float, double, int, long_long, uint8.
 template <class T>
 constexpr const char* type_name() {
   if constexpr (std::is_same_v<T, float>) return "float";
+  else if constexpr (std::is_same_v<T, std::uint8_t>) return "uint8";
   else if constexpr (std::is_same_v<T, double>) return "double";
   else if constexpr (std::is_same_v<T, int>) return "int";
   else return "long_long";

@@ -5,6 +5,7 @@
 // `--check` fails when the committed tables differ from what this program prints.
 // Host only: it calls no CUDA function and runs without a GPU.
 #include <gemm/gemm.cuh>
+#include <histogram/histogram.cuh>
 #include <reduction/reduction.cuh>
 #include <scan/scan.cuh>
 #include <transpose/transpose.cuh>
@@ -12,9 +13,11 @@
 #include <cstdio>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "bank_model.hpp"
 #include "gemm_bank_access.hpp"
+#include "histogram_bank_access.hpp"
 #include "reduction_bank_access.hpp"
 #include "scan_bank_access.hpp"
 #include "transpose_bank_access.hpp"
@@ -138,6 +141,26 @@ void scan_rows() {
   });
 }
 
+// Every access of each histogram kernel for uint8 samples (256 privatized counters) and for 1024
+// and 65536 float bins; the atomics for each data pattern, suffixed with the pattern.
+void histogram_rows() {
+  namespace hg = smem::histogram;
+  namespace ha = smem::test::histogram_access;
+  for (const auto& shape : {std::pair<const char*, int>{"uint8", 256}, {"float", 1024}, {"float", 65536}})
+    for (const auto& s : hg::kSteps) {
+      const char* type = shape.first;
+      const int pbins = shape.second;
+      if (s.variant == hg::Variant::global_atomics || (pbins > 256 && !hg::fits<float>(s.variant, pbins))) continue;
+      const std::string step = "0" + std::to_string(s.step) + " `" + s.name + "`";
+      const std::string shape = std::string(type) + ", " + std::to_string(pbins);
+      for (auto p : {ha::Pattern::distinct, ha::Pattern::strided, ha::Pattern::same})
+        for (const auto& a : smem::test::worst_by_access([&](auto&& v) { ha::walk(s.variant, pbins, p, v); }))
+          if (p == ha::Pattern::distinct || a.what.rfind("atomicAdd", 0) == 0)
+            row(step.c_str(), a.what + (a.what.rfind("atomicAdd", 0) == 0 ? std::string(", ") + ha::pattern_name(p) : ""),
+                shape.c_str(), a.width, a.cost);
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -186,5 +209,15 @@ int main() {
   std::printf("| --- | --- | --- | ---: | ---: | ---: | --- |\n");
   scan_rows<float>();
   scan_rows<double>();
+
+  std::printf("\nEvery shared-memory access of the histogram ladder, one block, the worst warp request of "
+              "each (element: the samples and the privatized counters per copy). The zeroing and the "
+              "merge do not depend on the data; the atomics do, and are shown for three patterns of one "
+              "request: lane l in bin l, in bin 32 l, and every lane in one bin. The model counts bank "
+              "wavefronts only: lanes on one word (the skewed input) are one wavefront here, but the "
+              "atomic unit serves them one after the other.\n\n");
+  std::printf("| step | access | element | bytes/lane | wavefronts | phases | conflict |\n");
+  std::printf("| --- | --- | --- | ---: | ---: | ---: | --- |\n");
+  histogram_rows();
   return 0;
 }

@@ -13,6 +13,7 @@
 #include <doctest/doctest.h>
 
 #include <gemm/gemm.cuh>
+#include <histogram/histogram.cuh>
 #include <reduction/reduction.cuh>
 #include <scan/scan.cuh>
 #include <tc_gemm/tc_gemm.cuh>
@@ -20,10 +21,13 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "device_buffer.hpp"
@@ -309,6 +313,70 @@ TEST_SUITE("gpu") {
     }
   }
 
+  TEST_CASE("histogram: bad inputs") {
+    namespace hg = smem::histogram;
+    const long long n = 100003;
+    auto g = smem::test::rng(17);
+    const auto h = smem::test::random_vector<float>(std::size_t(n) + 1, g, -0.5f, 1.5f);
+    DeviceBuffer<float> in(h);
+    DeviceBuffer<std::uint8_t> bytes{std::size_t(n)};
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    const int bins = 1024;
+    DeviceBuffer<hg::Counter> out(bins), big(65536);
+    for (auto v : hg::kAllVariants) {
+      const char* name = hg::name(v);
+      CAPTURE(name);
+      auto run = [&](const float* i, long long m, hg::Counter* o, int b, float lo, float up) {
+        out.poison(kPoison);
+        return hg::run<float>(v, i, m, o, b, lo, up);
+      };
+      hg::Counter* o = out.get();
+      expect_rejected("histogram", "n < 0", name, run(in.get(), -1, o, bins, 0.f, 1.f), out);
+      expect_rejected("histogram", "samples == nullptr", name, run(nullptr, n, o, bins, 0.f, 1.f), out);
+      expect_rejected("histogram", "counts == nullptr", name, run(in.get(), n, nullptr, bins, 0.f, 1.f), out);
+      expect_rejected("histogram", "bins < 1", name, run(in.get(), n, o, 0, 0.f, 1.f), out);
+      expect_rejected("histogram", "lower == upper", name, run(in.get(), n, o, bins, 1.f, 1.f), out);
+      expect_rejected("histogram", "lower > upper", name, run(in.get(), n, o, bins, 1.f, 0.f), out);
+      expect_rejected("histogram", "lower is NaN", name, run(in.get(), n, o, bins, nan, 1.f), out);
+      expect_rejected("histogram", "upper is +inf", name, run(in.get(), n, o, bins, 0.f, inf), out);
+      expect_rejected("histogram", "samples not float-aligned (+2 bytes)", name,
+                      run(reinterpret_cast<const float*>(reinterpret_cast<const char*>(in.get()) + 2), n - 1, o, bins,
+                          0.f, 1.f),
+                      out);
+      expect_rejected("histogram", "counts not aligned (+2 bytes)", name,
+                      run(in.get(), n, reinterpret_cast<hg::Counter*>(reinterpret_cast<char*>(o) + 2), 4, 0.f, 1.f),
+                      out);
+      expect_rejected("histogram", "uint8: lower >= upper", name,
+                      (out.poison(kPoison), hg::run<std::uint8_t>(v, bytes.get(), n, o, 16, 7, 7)), out);
+      {
+        const cudaError_t e = run(in.get(), 0, o, bins, 0.f, 1.f);
+        CHECK(e == cudaSuccess);
+        CHECK(out.download() == std::vector<hg::Counter>(bins, 0));
+        matrix.add("histogram", "n == 0", name, e == cudaSuccess ? "counts zeroed" : cudaGetErrorName(e));
+      }
+      big.poison(kPoison);
+      expect_as_planned("histogram", "65536 float bins", name, hg::fits<float>(v, 65536),
+                        hg::run<float>(v, in.get(), n, big.get(), 65536, 0.f, 1.f), big, [&] {
+        std::vector<hg::Counter> want(65536, 0);
+        for (long long i = 0; i < n; ++i)
+          if (const int b = hg::Even<float>::make(65536, 0.f, 1.f).bin(h[std::size_t(i)]); b >= 0) ++want[std::size_t(b)];
+        return big.download() == want;
+      });
+    }
+    DeviceBuffer<float> levels(std::vector<float>{0.f, 0.5f, 1.f});
+    auto range = [&](const float* i, long long m, hg::Counter* o, int b, const float* l) {
+      out.poison(kPoison);
+      return hg::shared_atomics_range<float>(i, m, o, b, l);
+    };
+    const char* name = "shared_atomics_range";
+    expect_rejected("histogram", "n < 0", name, range(in.get(), -1, out.get(), 2, levels.get()), out);
+    expect_rejected("histogram", "samples == nullptr", name, range(nullptr, n, out.get(), 2, levels.get()), out);
+    expect_rejected("histogram", "counts == nullptr", name, range(in.get(), n, nullptr, 2, levels.get()), out);
+    expect_rejected("histogram", "bins < 1", name, range(in.get(), n, out.get(), 0, levels.get()), out);
+    expect_rejected("histogram", "levels == nullptr", name, range(in.get(), n, out.get(), 2, nullptr), out);
+    expect_rejected("histogram", "65536 float bins", name, range(in.get(), n, out.get(), 65536, levels.get()), out);
+  }
+
   TEST_CASE("tc_gemm: bad inputs") {
     namespace tc = smem::tc_gemm;
     using bf16 = tc::bf16;
@@ -562,6 +630,46 @@ TEST_SUITE("host") {
       CHECK(sc::run<T>(v, temp, bytes, in, out, 0, Plus{}, T(0), inc) == cudaSuccess);  // n == 0: nothing
     }
     for (auto x : buf) REQUIRE(x == T(7));
+  }
+
+  TEST_CASE_TEMPLATE("histogram: bad arguments are rejected before any CUDA call, counts untouched", T, float,
+                     std::uint8_t) {
+    namespace hg = smem::histogram;
+    using L = hg::Level<T>;
+    alignas(16) static T in[64];
+    alignas(16) static hg::Counter counts[70000];
+    alignas(16) static L levels[3] = {L(0), L(1), L(2)};
+    for (auto& c : counts) c = 9u;
+    const L lo = L(0), hi = L(200);
+    for (auto v : hg::kAllVariants) {
+      CAPTURE(hg::name(v));
+      CHECK(hg::run<T>(v, in, -1, counts, 4, lo, hi) == cudaErrorInvalidValue);
+      CHECK(hg::run<T>(v, nullptr, 64, counts, 4, lo, hi) == cudaErrorInvalidValue);
+      CHECK(hg::run<T>(v, in, 64, nullptr, 4, lo, hi) == cudaErrorInvalidValue);
+      CHECK(hg::run<T>(v, nullptr, 0, nullptr, 4, lo, hi) == cudaErrorInvalidValue);  // counts are always written
+      CHECK(hg::run<T>(v, in, 64, counts, 0, lo, hi) == cudaErrorInvalidValue);
+      CHECK(hg::run<T>(v, in, 64, counts, -3, lo, hi) == cudaErrorInvalidValue);
+      CHECK(hg::run<T>(v, in, 64, counts, 4, hi, lo) == cudaErrorInvalidValue);
+      CHECK(hg::run<T>(v, in, 64, counts, 4, lo, lo) == cudaErrorInvalidValue);
+      auto* odd_counts = reinterpret_cast<hg::Counter*>(reinterpret_cast<char*>(counts) + 2);
+      CHECK(hg::run<T>(v, in, 64, odd_counts, 4, lo, hi) == cudaErrorInvalidValue);
+      if constexpr (std::is_same_v<T, float>) {
+        const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+        CHECK(hg::run<T>(v, in, 64, counts, 4, nan, 1.f) == cudaErrorInvalidValue);
+        CHECK(hg::run<T>(v, in, 64, counts, 4, 0.f, nan) == cudaErrorInvalidValue);
+        CHECK(hg::run<T>(v, in, 64, counts, 4, -inf, 1.f) == cudaErrorInvalidValue);
+        CHECK(hg::run<T>(v, in, 64, counts, 4, -3e38f, 3e38f) == cudaErrorInvalidValue);  // upper - lower overflows
+        const T* odd = reinterpret_cast<const T*>(reinterpret_cast<const char*>(in) + 1);
+        CHECK(hg::run<T>(v, odd, 32, counts, 4, lo, hi) == cudaErrorInvalidValue);
+        if (!hg::fits<T>(v, 65536)) CHECK(hg::run<T>(v, in, 64, counts, 65536, lo, hi) == cudaErrorInvalidValue);
+      }
+    }
+    CHECK(hg::shared_atomics_range<T>(in, -1, counts, 2, levels) == cudaErrorInvalidValue);
+    CHECK(hg::shared_atomics_range<T>(nullptr, 64, counts, 2, levels) == cudaErrorInvalidValue);
+    CHECK(hg::shared_atomics_range<T>(in, 64, nullptr, 2, levels) == cudaErrorInvalidValue);
+    CHECK(hg::shared_atomics_range<T>(in, 64, counts, 0, levels) == cudaErrorInvalidValue);
+    CHECK(hg::shared_atomics_range<T>(in, 64, counts, 2, nullptr) == cudaErrorInvalidValue);
+    for (auto c : counts) REQUIRE(c == 9u);
   }
 
   TEST_CASE_TEMPLATE("reduction: bad arguments are rejected before any CUDA call; the size query needs none", T,

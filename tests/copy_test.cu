@@ -3,10 +3,12 @@
 // copied into an empty directory, a program that calls each launcher of that header with a
 // negative size is compiled there with nvcc and no include path but the CUDA Toolkit's, and run:
 // each call must return cudaErrorInvalidValue, which needs no GPU. And a header built for an
-// architecture that lacks its feature stops with one readable message.
+// architecture that lacks its feature (cp.async, thread block clusters) stops with one readable
+// message.
 #include <doctest/doctest.h>
 
 #include <gemm/gemm.cuh>
+#include <histogram/histogram.cuh>
 #include <reduction/reduction.cuh>
 #include <scan/scan.cuh>
 #include <tc_gemm/tc_gemm.cuh>
@@ -90,9 +92,11 @@ Outcome copy_compile_run(const std::string& family, const std::string& header, c
 
 /// Every header of a family's step list, with the calls of its launchers (`call(name)`), copied,
 /// compiled and run in parallel; each header needs at most three files.
+/// `extra`: more calls for some headers (launchers outside the step list).
 template <class Step, std::size_t N, class Call>
-void check_family(const std::string& family, const Step (&steps)[N], Call call) {
-  std::map<std::string, std::vector<std::string>> calls;  // header -> launcher calls
+void check_family(const std::string& family, const Step (&steps)[N], Call call,
+                  const std::map<std::string, std::vector<std::string>>& extra = {}) {
+  std::map<std::string, std::vector<std::string>> calls = extra;  // header -> launcher calls
   for (const auto& s : steps) calls[s.header].push_back(call(s.name));
   const fs::path src = fs::path(SMEM_RECIPES_DIR) / family;
   for (const auto& entry : calls) {
@@ -147,20 +151,40 @@ TEST_SUITE("host") {
     });
   }
 
-  TEST_CASE("copy: a cp.async step built for sm_75 stops with one readable message") {
-    const fs::path src = fs::path(SMEM_RECIPES_DIR) / "gemm";
-    const fs::path dir = fresh_dir("arch");
-    for (const auto& f : files_to_copy(src, "sgemm_12_multistage.cuh")) fs::copy_file(src / f, dir / f);
-    std::ofstream(dir / "main.cu") << "#include \"sgemm_12_multistage.cuh\"\nint main() { return 0; }\n";
-    const std::string d = dir.string();
-    const int rc = std::system(("cd '" + d + "' && '" SMEM_NVCC "' -arch=sm_75 -o prog main.cu > log.txt 2>&1").c_str());
-    CHECK(rc != 0);
-    const std::string log = read_file(dir / "log.txt");
-    CAPTURE(log);
-    int errors = 0;
-    for (std::size_t p = log.find("error:"); p != std::string::npos; p = log.find("error:", p + 1)) ++errors;
-    CHECK(errors == 1);  // the #error directive, and nothing from ptxas
-    CHECK(log.find("needs cp.async: compile for sm_80 or newer") != std::string::npos);
-    fs::remove_all(dir);
+  TEST_CASE("copy: histogram") {
+    check_family(
+        "histogram", smem::histogram::kSteps,
+        [](std::string n) {
+          return "smem::histogram::" + n + "(static_cast<const float*>(nullptr), -1LL, nullptr, 4, 0.0f, 1.0f)";
+        },
+        {{"histogram_02_shared_atomics.cuh",
+          {"smem::histogram::shared_atomics_range(static_cast<const float*>(nullptr), -1LL, nullptr, 4, "
+           "static_cast<const float*>(nullptr))"}}});
+  }
+
+  TEST_CASE("copy: a step built for an older architecture stops with one readable message") {
+    struct Case {
+      const char *family, *header, *arch, *message;
+    };
+    for (const Case& c : {Case{"gemm", "sgemm_12_multistage.cuh", "75", "needs cp.async: compile for sm_80 or newer"},
+                          Case{"histogram", "histogram_06_cluster.cuh", "80",
+                               "needs thread block clusters: compile for sm_90 or newer"}}) {
+      CAPTURE(c.header);
+      const fs::path src = fs::path(SMEM_RECIPES_DIR) / c.family;
+      const fs::path dir = fresh_dir("arch");
+      for (const auto& f : files_to_copy(src, c.header)) fs::copy_file(src / f, dir / f);
+      std::ofstream(dir / "main.cu") << "#include \"" << c.header << "\"\nint main() { return 0; }\n";
+      const std::string d = dir.string();
+      const int rc = std::system(("cd '" + d + "' && '" SMEM_NVCC "' -arch=sm_" + c.arch +
+                                  " -o prog main.cu > log.txt 2>&1").c_str());
+      CHECK(rc != 0);
+      const std::string log = read_file(dir / "log.txt");
+      CAPTURE(log);
+      int errors = 0;
+      for (std::size_t p = log.find("error:"); p != std::string::npos; p = log.find("error:", p + 1)) ++errors;
+      CHECK(errors == 1);  // the #error directive, and nothing from ptxas
+      CHECK(log.find(c.message) != std::string::npos);
+      fs::remove_all(dir);
+    }
   }
 }

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <gemm/gemm.cuh>
+#include <histogram/histogram.cuh>
 #include <reduction/reduction.cuh>
 #include <scan/scan.cuh>
 #include <tc_gemm/tc_gemm.cuh>
@@ -128,6 +129,33 @@ TEST_SUITE("gpu") {
         CHECK(out.download() == expect);
       }
     }
+  }
+
+  TEST_CASE("histogram: every variant in a graph on a non-default stream") {
+    namespace hg = smem::histogram;
+    const long long n = 1000003;
+    auto g = smem::test::rng(6);
+    // The counts start poisoned and each replay must zero them itself: two replays, one result.
+    const auto h = smem::test::random_vector<float>(std::size_t(n), g, -0.1f, 1.1f);
+    std::vector<hg::Counter> expect(1024, 0);
+    const auto rule = hg::Even<float>::make(1024, 0.f, 1.f);
+    for (float x : h)
+      if (const int b = rule.bin(x); b >= 0) ++expect[std::size_t(b)];
+    DeviceBuffer<float> in(h);
+    DeviceBuffer<hg::Counter> out(1024);
+    for (auto v : hg::kAllVariants) {
+      CAPTURE(hg::name(v));
+      out.poison();
+      capture_and_replay([&](cudaStream_t s) { return hg::run<float>(v, in.get(), n, out.get(), 1024, 0.f, 1.f, s); });
+      CHECK(out.download() == expect);
+    }
+    std::vector<float> levels(1025);
+    for (int k = 0; k <= 1024; ++k) levels[std::size_t(k)] = float(k) / 1024;
+    DeviceBuffer<float> dl(levels);
+    out.poison();
+    capture_and_replay(
+        [&](cudaStream_t s) { return hg::shared_atomics_range<float>(in.get(), n, out.get(), 1024, dl.get(), s); });
+    CHECK(out.download() == expect);  // edges k / 1024: the same bins as the even rule
   }
 
   TEST_CASE("gemm: every variant in a graph on a non-default stream") {

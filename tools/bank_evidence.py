@@ -4,7 +4,7 @@
   tools/bank_evidence.py <build dir> <out json> [family=shape-regex ...]
 
 For every benchmark of the chosen shape of each family (its baselines excluded), profiles the
-first kernel it launches (the warm-up) and records the shared-memory load and store
+first recipe kernel it launches (the warm-up) and records the shared-memory load and store
 instructions, wavefronts and bank conflicts twice: from the L1 pipeline's counters (l1tex__...),
 which also count the wavefronts that concurrent global traffic adds, and from the SASS-level
 counters (smsp__sass_...), which count each executed instruction's own wavefronts (instructions
@@ -38,11 +38,14 @@ DEFAULT_SHAPES = {
     "gemm": r"/1024x1024x1024$",
     "tc_gemm": r"/1024x1024x1024$",
     "scan": r"/inclusive/float/16777216$",
+    "histogram": r"/uint8/256/uniform/16777216$",
 }
 
 
 def profile(binary, bench):
+    # Only the recipes' kernels (namespace smem::<family>): not a benchmark's input fill.
     cmd = ["ncu", "--clock-control", "none", "--csv", "--launch-count", "1",
+           "--kernel-name-base", "demangled", "--kernel-name", "regex:smem::",
            "--metrics", ",".join(METRICS.values()), binary,
            f"--benchmark_filter=^{re.escape(bench)}$", "--benchmark_repetitions=1"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=300).stdout

@@ -11,7 +11,7 @@ import sys
 RATES = ("TFLOP/s", "GB/s")
 # The shape each ladder is shown at; others: the largest of the first element type with the most variants.
 HEADLINE = {"gemm": "4096x4096x4096", "reduction": "float/268435456", "transpose": "float/8192x8192",
-            "scan": "inclusive/float/268435456"}
+            "scan": "inclusive/float/268435456", "histogram": "uint8/256/uniform/1073741824"}
 
 
 def shape_size(shape):
