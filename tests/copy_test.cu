@@ -9,6 +9,7 @@
 #include <gemm/gemm.cuh>
 #include <reduction/reduction.cuh>
 #include <scan/scan.cuh>
+#include <stencil/stencil.cuh>
 #include <tc_gemm/tc_gemm.cuh>
 #include <transpose/transpose.cuh>
 
@@ -113,6 +114,27 @@ void check_family(const std::string& family, const Step (&steps)[N], Call call) 
   }
 }
 
+/// A step that needs a newer architecture, copied alone and built for sm_<arch>: the build
+/// fails with exactly one error, the header's #error line, which says what to pass.
+void check_arch_message(const std::string& family, const std::string& header, const std::string& arch,
+                        const std::string& message) {
+  const fs::path src = fs::path(SMEM_RECIPES_DIR) / family;
+  const fs::path dir = fresh_dir("arch");
+  for (const auto& f : files_to_copy(src, header)) fs::copy_file(src / f, dir / f);
+  std::ofstream(dir / "main.cu") << "#include \"" << header << "\"\nint main() { return 0; }\n";
+  const std::string d = dir.string();
+  const int rc = std::system(
+      ("cd '" + d + "' && '" SMEM_NVCC "' -arch=sm_" + arch + " -o prog main.cu > log.txt 2>&1").c_str());
+  CHECK(rc != 0);
+  const std::string log = read_file(dir / "log.txt");
+  CAPTURE(log);
+  int errors = 0;
+  for (std::size_t p = log.find("error:"); p != std::string::npos; p = log.find("error:", p + 1)) ++errors;
+  CHECK(errors == 1);  // the #error directive, and nothing from ptxas
+  CHECK(log.find(message) != std::string::npos);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 
 TEST_SUITE("host") {
@@ -135,6 +157,14 @@ TEST_SUITE("host") {
              "cuda::std::plus<float>{}, 0.0f, smem::scan::Kind::inclusive)";
     });
   }
+  TEST_CASE("copy: stencil") {
+    check_family("stencil", smem::stencil::kConv2dSteps, [](std::string n) {
+      return "smem::stencil::" + n + "(nullptr, nullptr, -1, 4, nullptr, 2)";
+    });
+    check_family("stencil", smem::stencil::kStencil7Steps, [](std::string n) {
+      return "smem::stencil::" + n + "(nullptr, nullptr, -1, 4, 4, smem::stencil::Coefficients{})";
+    });
+  }
   TEST_CASE("copy: gemm") {
     check_family("gemm", smem::gemm::kSteps, [](std::string n) {
       return "smem::gemm::" + n + "(-1, 4, 4, 1.0f, nullptr, 4, nullptr, 4, 0.0f, nullptr, 4)";
@@ -147,20 +177,11 @@ TEST_SUITE("host") {
     });
   }
 
-  TEST_CASE("copy: a cp.async step built for sm_75 stops with one readable message") {
-    const fs::path src = fs::path(SMEM_RECIPES_DIR) / "gemm";
-    const fs::path dir = fresh_dir("arch");
-    for (const auto& f : files_to_copy(src, "sgemm_12_multistage.cuh")) fs::copy_file(src / f, dir / f);
-    std::ofstream(dir / "main.cu") << "#include \"sgemm_12_multistage.cuh\"\nint main() { return 0; }\n";
-    const std::string d = dir.string();
-    const int rc = std::system(("cd '" + d + "' && '" SMEM_NVCC "' -arch=sm_75 -o prog main.cu > log.txt 2>&1").c_str());
-    CHECK(rc != 0);
-    const std::string log = read_file(dir / "log.txt");
-    CAPTURE(log);
-    int errors = 0;
-    for (std::size_t p = log.find("error:"); p != std::string::npos; p = log.find("error:", p + 1)) ++errors;
-    CHECK(errors == 1);  // the #error directive, and nothing from ptxas
-    CHECK(log.find("needs cp.async: compile for sm_80 or newer") != std::string::npos);
-    fs::remove_all(dir);
+  TEST_CASE("copy: a step built for an older architecture stops with one readable message: cp.async") {
+    check_arch_message("gemm", "sgemm_12_multistage.cuh", "75", "needs cp.async: compile for sm_80 or newer");
+  }
+  TEST_CASE("copy: a step built for an older architecture stops with one readable message: clusters") {
+    check_arch_message("stencil", "st7_05_cluster.cuh", "80",
+                       "needs thread block clusters: compile for sm_90 or newer");
   }
 }
