@@ -38,6 +38,7 @@ DEFAULT_SHAPES = {
     "gemm": r"/1024x1024x1024$",
     "tc_gemm": r"/1024x1024x1024$",
     "scan": r"/inclusive/float/16777216$",
+    "stencil": r"/(conv2d_5x5/float/2048x2048|7point/float/256x256x256)$",
 }
 
 

@@ -69,10 +69,11 @@ def recipe_table(fams, link):
     for family, rs in fams.items():
         by_gpu = {r.gpu: r for r in rs}
         rows += [[link(family), f"{s['step']:02d} `{s['name']}`", s["summary"]] +
-                 [fmt(by_gpu[g].ratio(s["name"], by_gpu[g].headline())) if g in by_gpu else "-" for g, _ in gs]
+                 [fmt(by_gpu[g].ratio(s["name"], by_gpu[g].headline(s["name"]))) if g in by_gpu else "-" for g, _ in gs]
                  for s in ladder_steps(rs) if s["kind"] == "step"]
     notes = ["", "Ratio: the reference's time / the step's time, measured in the same process, at the family's "
-             "headline shape (" + ", ".join(f"{f}: {rs[0].headline()} against `{rs[0].reference}`"
+             "headline shape (" + ", ".join(f"{f}: {' and '.join(rs[0].headlines() or [rs[0].headline()])} against "
+                                            f"`{rs[0].reference}`"
                                             for f, rs in fams.items()) +
              "); higher is faster. A dash: the step did not run at that shape on that GPU.", "", "Measured on:", ""]
     for g, label in gs:
@@ -138,6 +139,9 @@ def intensity(family, shape):
     if family.endswith("gemm") and len(dims) == 3:
         m, n, k = dims
         return 2.0 * m * n * k / (4.0 * (m * k + k * n + m * n))
+    if family == "stencil":  # 2 k^2 (convolution) or 10 (7-point) FLOP per point read and written
+        k = re.search(r"conv2d_(\d+)x", shape)
+        return (2.0 * int(k[1]) ** 2 if k else 10.0) / 8
     return {"reduction": 1.0 / (8 if re.search("double|long", shape) else 4), "transpose": 0.0}.get(family)
 
 

@@ -1,0 +1,98 @@
+// Stencil benchmarks: every variant of both ladders and the baseline, a device-to-device copy of
+// the same bytes (`copy`: no vendor library has these stencils), in one process. Names:
+// stencil/<variant>/conv2d_<k>x<k>/float/<height>x<width> and
+// stencil/<variant>/7point/float/<nx>x<ny>x<nz>. GB/s counts the minimum traffic, every point
+// read once and written once (the copy's traffic), so a variant's GB/s and ratio compare directly
+// with the copy's; `flops` records the arithmetic per launch (2 (2r + 1)^2 per output for the
+// convolution). The L2 is flushed before every timed launch; the time covers everything a launch
+// puts on the stream (the filter's copy into constant memory included).
+#include <benchmark/benchmark.h>
+
+#include <stencil/stencil.cuh>
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "bench_util.hpp"
+#include "device_buffer.hpp"
+#include "random.hpp"
+
+namespace st = smem::stencil;
+using smem::test::DeviceBuffer;
+
+namespace {
+
+// launch(in, out): one call of a variant or the copy on the default stream.
+using Launch = std::function<cudaError_t(const float*, float*)>;
+
+void register_one(const std::string& name, std::size_t points, double flops, Launch launch,
+                  std::function<st::Plan<const void*>()> plan) {
+  benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
+    auto g = smem::test::rng(points);
+    DeviceBuffer<float> in(smem::test::random_vector<float>(points, g)), out(points);
+    const double secs = smem::bench::time_kernel(state, [&] { return launch(in.get(), out.get()); }, true);
+    const double bytes = 2.0 * double(points) * sizeof(float);
+    smem::bench::set_rate(state, "GB/s", bytes, secs, 1e-9);
+    state.counters["bytes"] = bytes;
+    state.counters["flops"] = flops;
+    if (plan) smem::bench::set_kernel_counters(state, plan());
+  })->UseManualTime()->Iterations(points >= (1u << 26) ? 30 : 100)->Unit(benchmark::kMicrosecond);
+}
+
+cudaError_t copy(const float* in, float* out, std::size_t points) {
+  return cudaMemcpyAsync(out, in, points * sizeof(float), cudaMemcpyDeviceToDevice);
+}
+
+/// A random (2r + 1)^2 filter on the device, one per radius, made on first use.
+const float* filter(int radius) {
+  static std::map<int, DeviceBuffer<float>> cache;
+  auto it = cache.find(radius);
+  if (it == cache.end()) {
+    auto g = smem::test::rng(std::uint64_t(radius));
+    it = cache.emplace(radius, DeviceBuffer<float>(smem::test::random_vector<float>(
+                                   std::size_t(2 * radius + 1) * (2 * radius + 1), g))).first;
+  }
+  return it->second.get();
+}
+
+void register_conv2d(int radius, int height, int width) {
+  const int k = 2 * radius + 1;
+  const std::string shape = "/conv2d_" + std::to_string(k) + "x" + std::to_string(k) + "/float/" +
+                            std::to_string(height) + "x" + std::to_string(width);
+  const std::size_t points = std::size_t(height) * width;
+  register_one("stencil/copy" + shape, points, 0, [=](const float* in, float* out) { return copy(in, out, points); },
+               nullptr);
+  for (auto v : st::kConv2dVariants)
+    register_one(std::string("stencil/") + st::name(v) + shape, points, 2.0 * k * k * double(points),
+                 [=](const float* in, float* out) {
+                   return st::run_conv2d(v, in, out, height, width, filter(radius), radius);
+                 },
+                 [=] { return st::plan_conv2d(v, height, width, radius); });
+}
+
+void register_7point(int n) {
+  const std::string shape = "/7point/float/" + std::to_string(n) + "x" + std::to_string(n) + "x" + std::to_string(n);
+  const std::size_t points = std::size_t(n) * n * n;
+  const st::Coefficients c{-6.0f / 7, 1.0f / 7, 1.0f / 7, 1.0f / 7};
+  register_one("stencil/copy" + shape, points, 0, [=](const float* in, float* out) { return copy(in, out, points); },
+               nullptr);
+  for (auto v : st::kStencil7Variants)
+    register_one(std::string("stencil/") + st::name(v) + shape, points, 10.0 * double(points),
+                 [=](const float* in, float* out) { return st::run_7point(v, in, out, n, n, n, c); },
+                 [=] { return st::plan_7point(v, n, n, n); });
+}
+
+const bool registered = [] {
+  smem::bench::add_steps_context(
+      "stencil", "copy",
+      smem::bench::step_infos(
+          {{"copy", -1, "", "cudaMemcpyAsync device to device of the same bytes: the roof (no vendor stencil)."}},
+          st::kSteps));
+  for (int radius : {2, 4})
+    for (int n : {1024, 2048, 4096, 8192}) register_conv2d(radius, n, n);
+  for (int n : {256, 512}) register_7point(n);
+  return true;
+}();
+
+}  // namespace
