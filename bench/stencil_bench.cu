@@ -4,15 +4,19 @@
 // stencil/<variant>/7point/float/<nx>x<ny>x<nz>. GB/s counts the minimum traffic, every point
 // read once and written once (the copy's traffic), so a variant's GB/s and ratio compare directly
 // with the copy's; `flops` records the arithmetic per launch (2 (2r + 1)^2 per output for the
-// convolution). The L2 is flushed before every timed launch; the time covers everything a launch
-// puts on the stream (the filter's copy into constant memory included).
+// convolution). The convolution runs 5 x 5 and 9 x 9 at four sizes, and its fastest step at
+// 8192^2 for filters from 3 x 3 to 17 x 17, where the arithmetic passes the GPU's ridge. The L2 is
+// flushed before every timed launch; the time covers everything a launch puts on the stream (the
+// filter's copy into constant memory included).
 #include <benchmark/benchmark.h>
 
 #include <stencil/stencil.cuh>
 
 #include <functional>
 #include <map>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include "bench_util.hpp"
 #include "device_buffer.hpp"
@@ -56,14 +60,16 @@ const float* filter(int radius) {
   return it->second.get();
 }
 
-void register_conv2d(int radius, int height, int width) {
+/// The copy and `variants` (every convolution step by default) for one filter and image size.
+void register_conv2d(int radius, int height, int width, std::vector<st::Variant> variants = {}) {
   const int k = 2 * radius + 1;
   const std::string shape = "/conv2d_" + std::to_string(k) + "x" + std::to_string(k) + "/float/" +
                             std::to_string(height) + "x" + std::to_string(width);
   const std::size_t points = std::size_t(height) * width;
   register_one("stencil/copy" + shape, points, 0, [=](const float* in, float* out) { return copy(in, out, points); },
                nullptr);
-  for (auto v : st::kConv2dVariants)
+  if (variants.empty()) variants.assign(std::begin(st::kConv2dVariants), std::end(st::kConv2dVariants));
+  for (auto v : variants)
     register_one(std::string("stencil/") + st::name(v) + shape, points, 2.0 * k * k * double(points),
                  [=](const float* in, float* out) {
                    return st::run_conv2d(v, in, out, height, width, filter(radius), radius);
@@ -91,6 +97,9 @@ const bool registered = [] {
           st::kSteps));
   for (int radius : {2, 4})
     for (int n : {1024, 2048, 4096, 8192}) register_conv2d(radius, n, n);
+  // Where the convolution turns compute-bound: the fastest step at 8192^2 for filters from 3 x 3
+  // to 17 x 17 (2 (2r + 1)^2 FLOP per 8 bytes).
+  for (int radius : {1, 3, 6, 8}) register_conv2d(radius, 8192, 8192, {st::Variant::conv2d_coarsened});
   for (int n : {256, 512}) register_7point(n);
   return true;
 }();
