@@ -57,7 +57,9 @@ void cached_halo(int r, Visit&& visit) {
       for (int j = 0; j < k; ++j)
         for (int w = 0; w < kWarps; ++w) {
           const int tr = w + q * st::kTileRows + i - r;
-          const auto inside = [=](int t) { return tr >= 0 && tr < st::kTile && t % 32 + j - r >= 0 && t % 32 + j - r < st::kTile; };
+          const auto inside = [=](int t) {
+            return tr >= 0 && tr < st::kTile && t % 32 + j - r >= 0 && t % 32 + j - r < st::kTile;
+          };
           warp_words("tap inside the tile", Access::load, 4, w, inside,
                      [=](int t) { return st::output_tile_offset(tr, t % 32 + j - r); }, visit);
         }

@@ -345,7 +345,8 @@ TEST_SUITE("gpu") {
         const cudaError_t e = which == 0 ? run(i, o, 0, w, filter.get(), r) : run(i, o, h, 0, filter.get(), r);
         CHECK(e == cudaSuccess);
         CHECK(untouched(out));
-        matrix.add(conv, which == 0 ? "height == 0" : "width == 0", name, e == cudaSuccess ? "no-op" : cudaGetErrorName(e));
+        matrix.add(conv, which == 0 ? "height == 0" : "width == 0", name,
+                   e == cudaSuccess ? "no-op" : cudaGetErrorName(e));
       }
       expect_as_planned(conv, "in, out misaligned (+4 bytes)", name, st::plan_conv2d(v, h, w, r).kernel != nullptr,
                         run(i + 1, o + 1, h, w, filter.get(), r), out, [&] {

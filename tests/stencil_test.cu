@@ -161,7 +161,8 @@ void check_7point(int nx, int ny, int nz, int offset = 0, std::vector<float> h_i
   SMEM_CUDA_CHECK(cudaMemcpy(in.get() + offset, h_in.data(), n * sizeof(float), cudaMemcpyHostToDevice));
   for (auto v : st::kStencil7Variants) {
     CAPTURE(st::name(v));
-    const auto got = run_poisoned(n, offset, [&](float* o) { return st::run_7point(v, in.get() + offset, o, nx, ny, nz, c); });
+    const auto got =
+        run_poisoned(n, offset, [&](float* o) { return st::run_7point(v, in.get() + offset, o, nx, ny, nz, c); });
     CHECK(outside(got, ref, 16) == 0);
   }
 }

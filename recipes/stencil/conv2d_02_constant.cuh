@@ -31,8 +31,8 @@ inline Plan<void (*)(const float*, float*, int, int, ConstantFilter, int)> conv2
 inline cudaError_t conv2d_constant(const float* in, float* out, int height, int width, const float* filter,
                                    int radius, cudaStream_t stream = nullptr) {
   if (Args a = check_conv2d_args(in, out, height, width, filter, radius); a != Args::launch) return args_error(a);
-  if (cudaError_t e = upload_filter(filter, radius, stream); e != cudaSuccess) return e;
-  return launch(conv2d_constant_plan(height, width, radius), stream, in, out, height, width, ConstantFilter{}, radius);
+  return launch_with_filter(conv2d_constant_plan(height, width, radius), filter, radius, stream, in, out, height, width,
+                            ConstantFilter{}, radius);
 }
 
 }  // namespace smem::stencil

@@ -33,7 +33,8 @@ __global__ void __launch_bounds__(kTile * kTileRows)
   const long long y0 = (long long)(blockIdx.x / tiles_x) * kTile, x0 = (long long)(blockIdx.x % tiles_x) * kTile;
   const int tx = threadIdx.x, ty = threadIdx.y, k = 2 * radius + 1;
 
-  for (int r = ty; r < kTile; r += kTileRows) tile[output_tile_offset(r, tx)] = fetch2d(in, height, width, y0 + r, x0 + tx);
+  for (int r = ty; r < kTile; r += kTileRows)
+    tile[output_tile_offset(r, tx)] = fetch2d(in, height, width, y0 + r, x0 + tx);
   __syncthreads();
 
   for (int r = ty; r < kTile; r += kTileRows) {
@@ -60,8 +61,8 @@ inline Plan<void (*)(const float*, float*, int, int, int)> conv2d_cached_halo_pl
 inline cudaError_t conv2d_cached_halo(const float* in, float* out, int height, int width, const float* filter,
                                       int radius, cudaStream_t stream = nullptr) {
   if (Args a = check_conv2d_args(in, out, height, width, filter, radius); a != Args::launch) return args_error(a);
-  if (cudaError_t e = upload_filter(filter, radius, stream); e != cudaSuccess) return e;
-  return launch(conv2d_cached_halo_plan(height, width, radius), stream, in, out, height, width, radius);
+  return launch_with_filter(conv2d_cached_halo_plan(height, width, radius), filter, radius, stream, in, out, height,
+                            width, radius);
 }
 
 }  // namespace smem::stencil

@@ -21,7 +21,9 @@ __global__ void __launch_bounds__(kSt7X * kSt7Y)
   const long long z = blockIdx.x / (unsigned(tiles_x) * unsigned(tiles_y));
   const long long x = tile % tiles_x * kSt7X + threadIdx.x, y = tile / tiles_x * kSt7Y + threadIdx.y;
   if (x >= nx || y >= ny) return;
-  const auto u = [&](long long dx, long long dy, long long dz) { return fetch3d(in, nx, ny, nz, x + dx, y + dy, z + dz); };
+  const auto u = [&](long long dx, long long dy, long long dz) {
+    return fetch3d(in, nx, ny, nz, x + dx, y + dy, z + dz);
+  };
   out[(z * ny + y) * nx + x] = seven_point(c, u(0, 0, 0), u(-1, 0, 0), u(1, 0, 0), u(0, -1, 0), u(0, 1, 0),
                                            u(0, 0, -1), u(0, 0, 1));
 }

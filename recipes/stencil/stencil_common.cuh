@@ -154,6 +154,14 @@ inline cudaError_t upload_filter(const float* filter, int radius, cudaStream_t s
   const std::size_t bytes = std::size_t(2 * radius + 1) * std::size_t(2 * radius + 1) * sizeof(float);
   return cudaMemcpyToSymbolAsync(c_filter, filter, bytes, 0, cudaMemcpyDeviceToDevice, stream);
 }
+
+/// The launch of the constant-memory steps: the filter's copy, then the plan, on `stream`.
+template <class Kernel, class... A>
+cudaError_t launch_with_filter(const Plan<Kernel>& p, const float* filter, int radius, cudaStream_t stream, A... args) {
+  if (p.kernel == nullptr) return cudaErrorInvalidValue;
+  if (cudaError_t e = upload_filter(filter, radius, stream); e != cudaSuccess) return e;
+  return launch(p, stream, args...);
+}
 //! [constant filter]
 
 //! [seven point]
