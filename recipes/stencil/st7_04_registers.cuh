@@ -6,7 +6,7 @@
 /// - Only one plane lives in shared memory. The z - 1 and z + 1 values a point needs are its own
 ///   column's, which no other thread reads: they stay in the thread's registers (below, this
 ///   plane, above) and rotate as the block moves up. Shared memory serves only the x and y
-///   neighbours, and the block's footprint drops to a third of step 3's.
+///   neighbours, and the shared memory per point drops to about a third of step 3's.
 /// - Each thread owns 4 consecutive points of a row: one 16-byte load per plane. The x neighbours
 ///   inside its vector are its own registers, those at the vector's ends its warp neighbours'
 ///   (one `__shfl_up_sync` and one `__shfl_down_sync`); only the first and last lanes of a warp
@@ -17,6 +17,8 @@
 /// - The loads run ahead: while plane z is computed, plane z + 2 (its interior and halo pieces)
 ///   is already being loaded into registers, so the latency of a load is hidden behind a whole
 ///   plane of work, and every thread always has 16 bytes or more in flight.
+/// - `__launch_bounds__(256, 4)` holds the kernel to 64 registers, so that four blocks (1024
+///   threads, each with its next plane in flight) share an SM.
 /// - Each block walks kRegPlanesZ planes: the two planes beyond its ends are the only inputs it
 ///   reads that another block also reads from DRAM.
 ///
