@@ -81,6 +81,7 @@ def plan(root, res, bank_exe):
         "carveout": lambda a: tables.occupancy(fams, 48 * 1024 + 1) or (
             "No kernel in `results/` uses more than 48 KB of shared memory per block at its headline shape."),
         "best": lambda a: tables.best(fams.get(a[0], [])),
+        "crossover": lambda a: tables.crossover(fams.get(a[0], []), a[1], a[2]),
         "banks-measured": lambda a: banks.measured(res, a),
         "bank-tables": lambda a: banks.model_tables(bank_exe, a) if bank_exe else None,
         "profile": lambda a: profiles.profile(res, a[0], label),

@@ -133,6 +133,24 @@ def best(runs):
                   "grid blocks", "waves"], rows) if rows else NONE
 
 
+def crossover(runs, variant, size):
+    """Per GPU, a convolution step at one image size for every filter size measured: FLOP per byte,
+    GB/s, ratio to the reference, and the FLOP rate (the benchmark's `flops` counter over its time)."""
+    seconds = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+    rows = []
+    for r in runs:
+        found = []
+        for s in r.shapes:
+            m, e = re.fullmatch(rf"conv2d_(\d+)x\1/float/{size}", s), r.shapes[s].get(variant)
+            if m and e and e.get("real_time") and rate(e):
+                t = e["real_time"] * seconds.get(e.get("time_unit", "us"), 1e-6)
+                found.append((int(m[1]), [r.label, f"{m[1]} x {m[1]}", fmt(intensity(r.family, s)), fmt_rate(rate(e)[1]),
+                                          fmt(r.ratio(variant, s)), fmt(e.get("flops", 0) / t / 1e12, 1)]))
+        rows += [row for _, row in sorted(found)]
+    return table(["GPU", "filter", "FLOP/B", "GB/s", f"ratio to `{runs[0].reference}`", "TFLOP/s"], rows) \
+        if rows else NONE
+
+
 def intensity(family, shape):
     """FLOP per byte of minimum traffic (inputs read once, output written once), or None."""
     dims = [int(x) for x in re.findall(r"\d+", shape)]
