@@ -30,12 +30,24 @@ namespace {
 // launch(in, out): one call of a variant or the copy on the default stream.
 using Launch = std::function<cudaError_t(const float*, float*)>;
 
+/// `points` random floats in [-1, 1] on the device, one array per count (images, grids, filters),
+/// drawn on first use and kept.
+const float* input(std::size_t points) {
+  static std::map<std::size_t, DeviceBuffer<float>> cache;
+  auto it = cache.find(points);
+  if (it == cache.end()) {
+    auto g = smem::test::rng(points);
+    it = cache.emplace(points, DeviceBuffer<float>(smem::test::random_vector<float>(points, g))).first;
+  }
+  return it->second.get();
+}
+
 void register_one(const std::string& name, std::size_t points, double flops, Launch launch,
                   std::function<st::Plan<const void*>()> plan) {
   benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
-    auto g = smem::test::rng(points);
-    DeviceBuffer<float> in(smem::test::random_vector<float>(points, g)), out(points);
-    const double secs = smem::bench::time_kernel(state, [&] { return launch(in.get(), out.get()); }, true);
+    const float* in = input(points);
+    DeviceBuffer<float> out(points);
+    const double secs = smem::bench::time_kernel(state, [&] { return launch(in, out.get()); }, true);
     const double bytes = 2.0 * double(points) * sizeof(float);
     smem::bench::set_rate(state, "GB/s", bytes, secs, 1e-9);
     state.counters["bytes"] = bytes;
@@ -46,18 +58,6 @@ void register_one(const std::string& name, std::size_t points, double flops, Lau
 
 cudaError_t copy(const float* in, float* out, std::size_t points) {
   return cudaMemcpyAsync(out, in, points * sizeof(float), cudaMemcpyDeviceToDevice);
-}
-
-/// A random (2r + 1)^2 filter on the device, one per radius, made on first use.
-const float* filter(int radius) {
-  static std::map<int, DeviceBuffer<float>> cache;
-  auto it = cache.find(radius);
-  if (it == cache.end()) {
-    auto g = smem::test::rng(std::uint64_t(radius));
-    it = cache.emplace(radius, DeviceBuffer<float>(smem::test::random_vector<float>(
-                                   std::size_t(2 * radius + 1) * (2 * radius + 1), g))).first;
-  }
-  return it->second.get();
 }
 
 /// The copy and `variants` (every convolution step by default) for one filter and image size.
@@ -72,7 +72,7 @@ void register_conv2d(int radius, int height, int width, std::vector<st::Variant>
   for (auto v : variants)
     register_one(std::string("stencil/") + st::name(v) + shape, points, 2.0 * k * k * double(points),
                  [=](const float* in, float* out) {
-                   return st::run_conv2d(v, in, out, height, width, filter(radius), radius);
+                   return st::run_conv2d(v, in, out, height, width, input(std::size_t(k) * k), radius);
                  },
                  [=] { return st::plan_conv2d(v, height, width, radius); });
 }
