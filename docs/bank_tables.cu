@@ -8,6 +8,7 @@
 #include <histogram/histogram.cuh>
 #include <reduction/reduction.cuh>
 #include <scan/scan.cuh>
+#include <stencil/stencil.cuh>
 #include <transpose/transpose.cuh>
 
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include "histogram_bank_access.hpp"
 #include "reduction_bank_access.hpp"
 #include "scan_bank_access.hpp"
+#include "stencil_bank_access.hpp"
 #include "transpose_bank_access.hpp"
 
 namespace tr = smem::transpose;
@@ -27,6 +29,7 @@ namespace gm = smem::gemm;
 namespace rd = smem::reduction;
 namespace ra = smem::test::reduction_access;
 namespace sa = smem::test::scan_access;
+namespace sta = smem::test::stencil_access;
 namespace ta = smem::test::transpose_access;
 using smem::bank::Cost;
 using smem::bank::wavefronts_of;
@@ -161,6 +164,16 @@ void histogram_rows() {
     }
 }
 
+void stencil_rows() {
+  kernel_rows("conv 03 `conv2d_halo_tile`", "float", [](auto&& v) { sta::halo_tile(2, v); });
+  kernel_rows("conv 04 `conv2d_cached_halo`", "float", [](auto&& v) { sta::cached_halo(2, v); });
+  kernel_rows("conv 05 `conv2d_coarsened`", "float", [](auto&& v) { sta::coarsened<2>(v); });
+  kernel_rows("7-point 02 `st7_smem_3d`", "float", [](auto&& v) { sta::smem_3d(v); });
+  kernel_rows("7-point 03 `st7_planes`", "float", [](auto&& v) { sta::planes_step(v); });
+  kernel_rows("7-point 04 `st7_registers`", "float", [](auto&& v) { sta::registers_step(v); });
+  kernel_rows("7-point 05 `st7_cluster`", "float", [](auto&& v) { sta::cluster(v); });
+}
+
 }  // namespace
 
 int main() {
@@ -219,5 +232,11 @@ int main() {
   std::printf("| step | access | element | bytes/lane | wavefronts | phases | conflict |\n");
   std::printf("| --- | --- | --- | ---: | ---: | ---: | --- |\n");
   histogram_rows();
+  std::printf("\nEvery shared-memory access of the stencil ladders (the convolution at radius 2, a block's "
+              "tile; the 7-point stencil, one plane of a block's walk, step 5 a cluster's full slabs), the "
+              "worst warp request of each:\n\n");
+  std::printf("| step | access | element | bytes/lane | wavefronts | phases | conflict |\n");
+  std::printf("| --- | --- | --- | ---: | ---: | ---: | --- |\n");
+  stencil_rows();
   return 0;
 }

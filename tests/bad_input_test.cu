@@ -16,6 +16,7 @@
 #include <histogram/histogram.cuh>
 #include <reduction/reduction.cuh>
 #include <scan/scan.cuh>
+#include <stencil/stencil.cuh>
 #include <tc_gemm/tc_gemm.cuh>
 #include <transpose/transpose.cuh>
 
@@ -321,11 +322,11 @@ TEST_SUITE("gpu") {
     DeviceBuffer<float> in(h);
     DeviceBuffer<std::uint8_t> bytes{std::size_t(n)};
     const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
-    const int bins = 1024;
-    DeviceBuffer<hg::Counter> out(bins), big(65536);
+    DeviceBuffer<hg::Counter> out(1024), big(65536);
     for (auto v : hg::kAllVariants) {
       const char* name = hg::name(v);
       CAPTURE(name);
+      const int bins = hg::fits<float>(v, 1024) ? 1024 : 256;  // step 7 holds 256
       auto run = [&](const float* i, long long m, hg::Counter* o, int b, float lo, float up) {
         out.poison(kPoison);
         return hg::run<float>(v, i, m, o, b, lo, up);
@@ -351,7 +352,8 @@ TEST_SUITE("gpu") {
       {
         const cudaError_t e = run(in.get(), 0, o, bins, 0.f, 1.f);
         CHECK(e == cudaSuccess);
-        CHECK(out.download() == std::vector<hg::Counter>(bins, 0));
+        const auto got = out.download();
+        CHECK(std::vector<hg::Counter>(got.begin(), got.begin() + bins) == std::vector<hg::Counter>(std::size_t(bins), 0));
         matrix.add("histogram", "n == 0", name, e == cudaSuccess ? "counts zeroed" : cudaGetErrorName(e));
       }
       big.poison(kPoison);
@@ -375,6 +377,115 @@ TEST_SUITE("gpu") {
     expect_rejected("histogram", "bins < 1", name, range(in.get(), n, out.get(), 0, levels.get()), out);
     expect_rejected("histogram", "levels == nullptr", name, range(in.get(), n, out.get(), 2, nullptr), out);
     expect_rejected("histogram", "65536 float bins", name, range(in.get(), n, out.get(), 65536, levels.get()), out);
+  }
+
+  TEST_CASE("stencil: bad inputs") {
+    namespace st = smem::stencil;
+    const char* conv = "stencil (convolution)";
+    const int h = 33, w = 65, r = 2;
+    const std::size_t n = std::size_t(h) * w;
+    auto g = smem::test::rng(17);
+    const auto img = smem::test::random_vector<float>(n + 1, g);
+    const auto taps = smem::test::random_vector<float>(25, g);
+    DeviceBuffer<float> in(img), filter(taps), out(n + 1);
+    for (auto v : st::kConv2dVariants) {
+      const char* name = st::name(v);
+      CAPTURE(name);
+      auto run = [&](const float* i, float* o, int hh, int ww, const float* f, int rr) {
+        out.poison(kPoison);
+        return st::run_conv2d(v, i, o, hh, ww, f, rr);
+      };
+      float* o = out.get();
+      const float* i = in.get();
+      expect_rejected(conv, "height < 0", name, run(i, o, -1, w, filter.get(), r), out);
+      expect_rejected(conv, "width < 0", name, run(i, o, h, -1, filter.get(), r), out);
+      expect_rejected(conv, "radius 0", name, run(i, o, h, w, filter.get(), 0), out);
+      expect_rejected(conv, "radius 9 (> kMaxRadius)", name, run(i, o, h, w, filter.get(), st::kMaxRadius + 1), out);
+      expect_rejected(conv, "in == nullptr", name, run(nullptr, o, h, w, filter.get(), r), out);
+      expect_rejected(conv, "out == nullptr", name, run(i, nullptr, h, w, filter.get(), r), out);
+      expect_rejected(conv, "filter == nullptr", name, run(i, o, h, w, nullptr, r), out);
+      expect_rejected(conv, "in == out", name, run(o, o, h, w, filter.get(), r), out);
+      expect_rejected(conv, "in overlaps out", name, run(o + 7, o, h - 1, w, filter.get(), r), out);
+      expect_rejected(conv, "filter overlaps out", name, run(i, o, h, w, o + 100, r), out);
+      expect_rejected(conv, "in not float-aligned (+2 bytes)", name,
+                      run(reinterpret_cast<const float*>(reinterpret_cast<const char*>(i) + 2), o, h, w - 1,
+                          filter.get(), r), out);
+      for (int which = 0; which < 2; ++which) {
+        const cudaError_t e = which == 0 ? run(i, o, 0, w, filter.get(), r) : run(i, o, h, 0, filter.get(), r);
+        CHECK(e == cudaSuccess);
+        CHECK(untouched(out));
+        matrix.add(conv, which == 0 ? "height == 0" : "width == 0", name,
+                   e == cudaSuccess ? "no-op" : cudaGetErrorName(e));
+      }
+      expect_as_planned(conv, "in, out misaligned (+4 bytes)", name, st::plan_conv2d(v, h, w, r).kernel != nullptr,
+                        run(i + 1, o + 1, h, w, filter.get(), r), out, [&] {
+        const auto got = out.download();
+        for (int y = 0; y < h; ++y)
+          for (int x = 0; x < w; ++x) {
+            double s = 0, m = 0;
+            for (int a = 0; a < 5; ++a)
+              for (int b = 0; b < 5; ++b) {
+                const int yy = y + a - r, xx = x + b - r;
+                if (yy < 0 || yy >= h || xx < 0 || xx >= w) continue;
+                const double t = double(taps[a * 5 + b]) * img[1 + std::size_t(yy) * w + xx];
+                s += t, m += std::fabs(t);
+              }
+            if (!(std::fabs(got[1 + std::size_t(y) * w + x] - s) <= 50 * 1.2e-7 * m + 1e-30)) return false;
+          }
+        return true;
+      });
+    }
+
+    const char* st7 = "stencil (7-point)";
+    const int nx = 36, ny = 9, nz = 11;
+    const std::size_t m = std::size_t(nx) * ny * nz;
+    const auto grid_h = smem::test::random_vector<float>(m + 1, g);
+    DeviceBuffer<float> grid(grid_h), gout(m + 1);
+    const st::Coefficients c{-6.0f / 7, 0.75f, 1.25f, 0.5f};
+    for (auto v : st::kStencil7Variants) {
+      const char* name = st::name(v);
+      CAPTURE(name);
+      auto run = [&](const float* i, float* o, int x, int y, int z) {
+        gout.poison(kPoison);
+        return st::run_7point(v, i, o, x, y, z, c);
+      };
+      float* o = gout.get();
+      const float* i = grid.get();
+      expect_rejected(st7, "nx < 0", name, run(i, o, -1, ny, nz), gout);
+      expect_rejected(st7, "ny < 0", name, run(i, o, nx, -1, nz), gout);
+      expect_rejected(st7, "nz < 0", name, run(i, o, nx, ny, -1), gout);
+      expect_rejected(st7, "in == nullptr", name, run(nullptr, o, nx, ny, nz), gout);
+      expect_rejected(st7, "out == nullptr", name, run(i, nullptr, nx, ny, nz), gout);
+      expect_rejected(st7, "in == out", name, run(o, o, nx, ny, nz), gout);
+      expect_rejected(st7, "in overlaps out", name, run(o + 5, o, nx, ny, nz - 1), gout);
+      expect_rejected(st7, "in not float-aligned (+2 bytes)", name,
+                      run(reinterpret_cast<const float*>(reinterpret_cast<const char*>(i) + 2), o, nx - 1, ny, nz),
+                      gout);
+      for (int which = 0; which < 3; ++which) {
+        const cudaError_t e = run(i, o, which == 0 ? 0 : nx, which == 1 ? 0 : ny, which == 2 ? 0 : nz);
+        CHECK(e == cudaSuccess);
+        CHECK(untouched(gout));
+        matrix.add(st7, which == 0 ? "nx == 0" : which == 1 ? "ny == 0" : "nz == 0", name,
+                   e == cudaSuccess ? "no-op" : cudaGetErrorName(e));
+      }
+      expect_as_planned(st7, "in, out misaligned (+4 bytes)", name, st::plan_7point(v, nx, ny, nz).kernel != nullptr,
+                        run(i + 1, o + 1, nx, ny, nz), gout, [&] {
+        const auto got = gout.download();
+        const auto u = [&](int x, int y, int z) {
+          return x < 0 || x >= nx || y < 0 || y >= ny || z < 0 || z >= nz
+                     ? 0.0
+                     : double(grid_h[1 + (std::size_t(z) * ny + y) * nx + x]);
+        };
+        for (int z = 0; z < nz; ++z)
+          for (int y = 0; y < ny; ++y)
+            for (int x = 0; x < nx; ++x) {
+              const double want = c.center * u(x, y, z) + c.x * (u(x - 1, y, z) + u(x + 1, y, z)) +
+                                  c.y * (u(x, y - 1, z) + u(x, y + 1, z)) + c.z * (u(x, y, z - 1) + u(x, y, z + 1));
+              if (!(std::fabs(got[1 + (std::size_t(z) * ny + y) * nx + x] - want) <= 1e-5)) return false;
+            }
+        return true;
+      });
+    }
   }
 
   TEST_CASE("tc_gemm: bad inputs") {
@@ -586,6 +697,59 @@ TEST_SUITE("host") {
       CHECK(run(0, N, K, nullptr, K, nullptr, N, nullptr, N, nullptr, N) == cudaSuccess);
     }
     for (auto x : buf) REQUIRE(__bfloat162float(x) == 7.0f);
+  }
+
+  TEST_CASE("stencil: bad arguments are rejected before any CUDA call") {
+    namespace st = smem::stencil;
+    alignas(16) static float buf[3 * 4096];
+    for (auto& x : buf) x = 7.0f;
+    float* a = buf;
+    float* b = buf + 4096;
+    const float* f = buf + 8192;
+    for (auto v : st::kConv2dVariants) {
+      CAPTURE(st::name(v));
+      const auto run = [&](const float* i, float* o, int h, int w, const float* ff, int r) {
+        return st::run_conv2d(v, i, o, h, w, ff, r);
+      };
+      CHECK(run(a, b, -1, 4, f, 2) == cudaErrorInvalidValue);
+      CHECK(run(a, b, 4, -5, f, 2) == cudaErrorInvalidValue);
+      CHECK(run(a, b, 4, 4, f, 0) == cudaErrorInvalidValue);
+      CHECK(run(a, b, 4, 4, f, st::kMaxRadius + 1) == cudaErrorInvalidValue);
+      CHECK(run(a, b, 4, 4, f, -3) == cudaErrorInvalidValue);
+      CHECK(run(nullptr, b, 4, 4, f, 2) == cudaErrorInvalidValue);
+      CHECK(run(a, nullptr, 4, 4, f, 2) == cudaErrorInvalidValue);
+      CHECK(run(a, b, 4, 4, nullptr, 2) == cudaErrorInvalidValue);
+      CHECK(run(a, a, 64, 64, f, 2) == cudaErrorInvalidValue);      // in place
+      CHECK(run(a + 1, a, 64, 64, f, 2) == cudaErrorInvalidValue);  // overlap
+      CHECK(run(b - 1, a, 64, 64, f, 2) == cudaErrorInvalidValue);  // overlap by one
+      CHECK(run(a, b, 64, 64, b + 4095, 1) == cudaErrorInvalidValue);  // the filter's last taps in out
+      CHECK(run(a, b, 4, 4, reinterpret_cast<const float*>(reinterpret_cast<const char*>(f) + 1), 1) ==
+            cudaErrorInvalidValue);
+      CHECK(run(nullptr, nullptr, 0, 4, nullptr, 2) == cudaSuccess);  // empty: no-op
+      CHECK(run(a, b, 4, 0, f, 2) == cudaSuccess);
+      CHECK(run(a, b, 0, 0, f, 0) == cudaErrorInvalidValue);  // the radius is checked even then
+    }
+    for (auto v : st::kStencil7Variants) {
+      CAPTURE(st::name(v));
+      const auto run = [&](const float* i, float* o, int x, int y, int z) {
+        return st::run_7point(v, i, o, x, y, z, st::Coefficients{1, 1, 1, 1});
+      };
+      CHECK(run(a, b, -1, 4, 4) == cudaErrorInvalidValue);
+      CHECK(run(a, b, 4, -1, 4) == cudaErrorInvalidValue);
+      CHECK(run(a, b, 4, 4, -1) == cudaErrorInvalidValue);
+      CHECK(run(nullptr, b, 4, 4, 4) == cudaErrorInvalidValue);
+      CHECK(run(a, nullptr, 4, 4, 4) == cudaErrorInvalidValue);
+      CHECK(run(a, a, 16, 16, 16) == cudaErrorInvalidValue);
+      CHECK(run(a + 1, a, 16, 16, 16) == cudaErrorInvalidValue);
+      CHECK(run(reinterpret_cast<const float*>(reinterpret_cast<const char*>(a) + 2), b, 4, 4, 4) ==
+            cudaErrorInvalidValue);
+      CHECK(run(nullptr, nullptr, 0, 4, 4) == cudaSuccess);
+      CHECK(run(a, b, 4, 4, 0) == cudaSuccess);
+    }
+    // Adjacent but not overlapping is valid (checked at the contract level: no launch here).
+    CHECK(st::check_conv2d_args(a, b, 64, 64, f, 8) == st::Args::launch);
+    CHECK(st::check_7point_args(a, b, 16, 16, 16) == st::Args::launch);
+    for (float x : buf) REQUIRE(x == 7.0f);
   }
 
   TEST_CASE_TEMPLATE("scan: bad arguments are rejected before any CUDA call; the size query needs none", T, float,

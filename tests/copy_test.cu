@@ -11,6 +11,7 @@
 #include <histogram/histogram.cuh>
 #include <reduction/reduction.cuh>
 #include <scan/scan.cuh>
+#include <stencil/stencil.cuh>
 #include <tc_gemm/tc_gemm.cuh>
 #include <transpose/transpose.cuh>
 
@@ -117,6 +118,27 @@ void check_family(const std::string& family, const Step (&steps)[N], Call call,
   }
 }
 
+/// A step that needs a newer architecture, copied alone and built for sm_<arch>: the build
+/// fails with exactly one error, the header's #error line, which says what to pass.
+void check_arch_message(const std::string& family, const std::string& header, const std::string& arch,
+                        const std::string& message) {
+  const fs::path src = fs::path(SMEM_RECIPES_DIR) / family;
+  const fs::path dir = fresh_dir("arch");
+  for (const auto& f : files_to_copy(src, header)) fs::copy_file(src / f, dir / f);
+  std::ofstream(dir / "main.cu") << "#include \"" << header << "\"\nint main() { return 0; }\n";
+  const std::string d = dir.string();
+  const int rc = std::system(
+      ("cd '" + d + "' && '" SMEM_NVCC "' -arch=sm_" + arch + " -o prog main.cu > log.txt 2>&1").c_str());
+  CHECK(rc != 0);
+  const std::string log = read_file(dir / "log.txt");
+  CAPTURE(log);
+  int errors = 0;
+  for (std::size_t p = log.find("error:"); p != std::string::npos; p = log.find("error:", p + 1)) ++errors;
+  CHECK(errors == 1);  // the #error directive, and nothing from ptxas
+  CHECK(log.find(message) != std::string::npos);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 
 TEST_SUITE("host") {
@@ -137,6 +159,14 @@ TEST_SUITE("host") {
       return "smem::scan::" + n +
              "(nullptr, temp_bytes, static_cast<const float*>(nullptr), static_cast<float*>(nullptr), -1LL, "
              "cuda::std::plus<float>{}, 0.0f, smem::scan::Kind::inclusive)";
+    });
+  }
+  TEST_CASE("copy: stencil") {
+    check_family("stencil", smem::stencil::kConv2dSteps, [](std::string n) {
+      return "smem::stencil::" + n + "(nullptr, nullptr, -1, 4, nullptr, 2)";
+    });
+    check_family("stencil", smem::stencil::kStencil7Steps, [](std::string n) {
+      return "smem::stencil::" + n + "(nullptr, nullptr, -1, 4, 4, smem::stencil::Coefficients{})";
     });
   }
   TEST_CASE("copy: gemm") {
@@ -163,28 +193,9 @@ TEST_SUITE("host") {
   }
 
   TEST_CASE("copy: a step built for an older architecture stops with one readable message") {
-    struct Case {
-      const char *family, *header, *arch, *message;
-    };
-    for (const Case& c : {Case{"gemm", "sgemm_12_multistage.cuh", "75", "needs cp.async: compile for sm_80 or newer"},
-                          Case{"histogram", "histogram_06_cluster.cuh", "80",
-                               "needs thread block clusters: compile for sm_90 or newer"}}) {
-      CAPTURE(c.header);
-      const fs::path src = fs::path(SMEM_RECIPES_DIR) / c.family;
-      const fs::path dir = fresh_dir("arch");
-      for (const auto& f : files_to_copy(src, c.header)) fs::copy_file(src / f, dir / f);
-      std::ofstream(dir / "main.cu") << "#include \"" << c.header << "\"\nint main() { return 0; }\n";
-      const std::string d = dir.string();
-      const int rc = std::system(("cd '" + d + "' && '" SMEM_NVCC "' -arch=sm_" + c.arch +
-                                  " -o prog main.cu > log.txt 2>&1").c_str());
-      CHECK(rc != 0);
-      const std::string log = read_file(dir / "log.txt");
-      CAPTURE(log);
-      int errors = 0;
-      for (std::size_t p = log.find("error:"); p != std::string::npos; p = log.find("error:", p + 1)) ++errors;
-      CHECK(errors == 1);  // the #error directive, and nothing from ptxas
-      CHECK(log.find(c.message) != std::string::npos);
-      fs::remove_all(dir);
-    }
+    check_arch_message("gemm", "sgemm_12_multistage.cuh", "75", "needs cp.async: compile for sm_80 or newer");
+    check_arch_message("histogram", "histogram_06_cluster.cuh", "80",
+                       "needs thread block clusters: compile for sm_90 or newer");
+    check_arch_message("stencil", "st7_05_cluster.cuh", "80", "needs thread block clusters: compile for sm_90 or newer");
   }
 }

@@ -8,6 +8,7 @@
 #include <histogram/histogram.cuh>
 #include <reduction/reduction.cuh>
 #include <scan/scan.cuh>
+#include <stencil/stencil.cuh>
 #include <tc_gemm/tc_gemm.cuh>
 #include <transpose/transpose.cuh>
 
@@ -137,17 +138,24 @@ TEST_SUITE("gpu") {
     auto g = smem::test::rng(6);
     // The counts start poisoned and each replay must zero them itself: two replays, one result.
     const auto h = smem::test::random_vector<float>(std::size_t(n), g, -0.1f, 1.1f);
-    std::vector<hg::Counter> expect(1024, 0);
-    const auto rule = hg::Even<float>::make(1024, 0.f, 1.f);
-    for (float x : h)
-      if (const int b = rule.bin(x); b >= 0) ++expect[std::size_t(b)];
+    const auto host_counts = [&](int bins) {
+      std::vector<hg::Counter> c(std::size_t(bins), 0);
+      const auto rule = hg::Even<float>::make(bins, 0.f, 1.f);
+      for (float x : h)
+        if (const int b = rule.bin(x); b >= 0) ++c[std::size_t(b)];
+      return c;
+    };
+    const auto expect = host_counts(1024);
     DeviceBuffer<float> in(h);
-    DeviceBuffer<hg::Counter> out(1024);
+    DeviceBuffer<hg::Counter> out(1024), small(256);
     for (auto v : hg::kAllVariants) {
       CAPTURE(hg::name(v));
-      out.poison();
-      capture_and_replay([&](cudaStream_t s) { return hg::run<float>(v, in.get(), n, out.get(), 1024, 0.f, 1.f, s); });
-      CHECK(out.download() == expect);
+      const bool wide = hg::fits<float>(v, 1024);  // step 7 holds 256 bins
+      DeviceBuffer<hg::Counter>& o = wide ? out : small;
+      o.poison();
+      capture_and_replay(
+          [&](cudaStream_t s) { return hg::run<float>(v, in.get(), n, o.get(), wide ? 1024 : 256, 0.f, 1.f, s); });
+      CHECK(o.download() == (wide ? expect : host_counts(256)));
     }
     std::vector<float> levels(1025);
     for (int k = 0; k <= 1024; ++k) levels[std::size_t(k)] = float(k) / 1024;
@@ -156,6 +164,43 @@ TEST_SUITE("gpu") {
     capture_and_replay(
         [&](cudaStream_t s) { return hg::shared_atomics_range<float>(in.get(), n, out.get(), 1024, dl.get(), s); });
     CHECK(out.download() == expect);  // edges k / 1024: the same bins as the even rule
+  }
+  TEST_CASE("stencil: every variant in a graph on a non-default stream") {
+    namespace st = smem::stencil;
+    // Bit for bit the result of the same call made eagerly (every step sums in a fixed order).
+    // The convolution runs twice in the graph with different filters and outputs: each launch's
+    // filter copy is ordered with its kernel.
+    const int h = 333, w = 517, nx = 132, ny = 35, nz = 41;
+    auto g = smem::test::rng(6);
+    DeviceBuffer<float> img(smem::test::random_vector<float>(std::size_t(h) * w, g));
+    DeviceBuffer<float> f2(smem::test::random_vector<float>(25, g)), f1(smem::test::random_vector<float>(9, g));
+    DeviceBuffer<float> out2(std::size_t(h) * w), out1(std::size_t(h) * w);
+    for (auto v : st::kConv2dVariants) {
+      CAPTURE(st::name(v));
+      REQUIRE(st::run_conv2d(v, img.get(), out2.get(), h, w, f2.get(), 2) == cudaSuccess);
+      REQUIRE(st::run_conv2d(v, img.get(), out1.get(), h, w, f1.get(), 1) == cudaSuccess);
+      SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+      const auto eager2 = out2.download(), eager1 = out1.download();
+      out2.poison();
+      out1.poison();
+      capture_and_replay([&](cudaStream_t s) {
+        const cudaError_t e = st::run_conv2d(v, img.get(), out2.get(), h, w, f2.get(), 2, s);
+        return e != cudaSuccess ? e : st::run_conv2d(v, img.get(), out1.get(), h, w, f1.get(), 1, s);
+      });
+      CHECK(smem::test::first_bit_mismatch(out2.download(), eager2) == -1);
+      CHECK(smem::test::first_bit_mismatch(out1.download(), eager1) == -1);
+    }
+    DeviceBuffer<float> grid(smem::test::random_vector<float>(std::size_t(nx) * ny * nz, g)), out(grid.size());
+    const st::Coefficients c{-6.0f / 7, 0.75f, 1.25f, 0.5f};
+    for (auto v : st::kStencil7Variants) {
+      CAPTURE(st::name(v));
+      REQUIRE(st::run_7point(v, grid.get(), out.get(), nx, ny, nz, c) == cudaSuccess);
+      SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+      const auto eager = out.download();
+      out.poison();
+      capture_and_replay([&](cudaStream_t s) { return st::run_7point(v, grid.get(), out.get(), nx, ny, nz, c, s); });
+      CHECK(smem::test::first_bit_mismatch(out.download(), eager) == -1);
+    }
   }
 
   TEST_CASE("gemm: every variant in a graph on a non-default stream") {

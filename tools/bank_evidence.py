@@ -32,6 +32,7 @@ METRICS = {
     "sass_ldsm_wavefronts": "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
 }
 BASELINES = {"memcpy", "cublas_geam", "cub", "cublas", "mma_roof"}
+FAMILY_BASELINES = {"stencil": {"copy"}}  # a name that is a step elsewhere (transpose/copy)
 DEFAULT_SHAPES = {
     "transpose": r"/(float|double)/8192x8192$",
     "reduction": r"/float/16777216$",
@@ -39,6 +40,7 @@ DEFAULT_SHAPES = {
     "tc_gemm": r"/1024x1024x1024$",
     "scan": r"/inclusive/float/16777216$",
     "histogram": r"/uint8/256/uniform/16777216$",
+    "stencil": r"/(conv2d_5x5/float/2048x2048|7point/float/256x256x256)$",
 }
 
 
@@ -75,7 +77,7 @@ def main(build, out_path, *shape_args):
         for name in listed:
             bench = name.split("/iterations")[0].split("/manual_time")[0]
             variant = bench.split("/")[1]
-            if variant in BASELINES or not re.search(shape, bench):
+            if variant in BASELINES | FAMILY_BASELINES.get(family, set()) or not re.search(shape, bench):
                 continue
             kernel, values = profile(binary, name)
             if len(values) != len(METRICS):

@@ -21,8 +21,8 @@ def region(root, family, steps):
     """steps: the ladder metadata ({name, step, header, kind}); without results, the numbered
     headers of the folder stand in for it."""
     folder = os.path.join(root, "recipes", family)
-    if not steps:  # the first numbered header of each step number
-        steps = list({int(re.search(r"_(\d\d)_", h)[1]): dict(name=h[:-4], header=h, kind="step", step=int(
+    if not steps:  # the first numbered header of each step number (of each ladder: the prefix before it)
+        steps = list({re.search(r"^(.*_\d\d)_", h)[1]: dict(name=h[:-4], header=h, kind="step", step=int(
             re.search(r"_(\d\d)_", h)[1])) for h in sorted(map(os.path.basename, glob.glob(
                 os.path.join(folder, "*_[0-9][0-9]_*.cuh"))), reverse=True)}.values())[::-1]
     by_header = {}

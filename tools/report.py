@@ -30,12 +30,13 @@ def images(fams, roofs, points):
     out = {"roofline.svg": plots.roofline("Measured roofs, and each kernel at its family's headline shape",
                                           roofs, points)} if roofs and points else {}
     for family, rs in fams.items():
-        order = rs[0].order({v for r in rs for v in r.shapes[r.headline()]} |
+        order = rs[0].order({v for r in rs for h in r.headlines() or [r.headline()] for v in r.shapes[h]} |
                             {s["name"] for s in tables.ladder_steps(rs)})
         out[tables.image_name(family, "ladder")] = plots.ladder(
             f"{family}: ratio to {rs[0].reference} at the headline shape (higher is faster)",
             [rs[0].title(v) for v in order],
-            [(f"{r.label}, {r.headline()}", [r.ratio(v, r.headline()) for v in order]) for r in rs],
+            [(f"{r.label}, {' and '.join(r.headlines() or [r.headline()])}", [r.ratio(v, r.headline(v)) for v in order])
+             for r in rs],
             f"{rs[0].reference} time / variant time")
         for r in rs:
             labels, sizes, series, kind, xlabel = tables.size_series(r)
@@ -80,6 +81,7 @@ def plan(root, res, bank_exe):
         "carveout": lambda a: tables.occupancy(fams, 48 * 1024 + 1) or (
             "No kernel in `results/` uses more than 48 KB of shared memory per block at its headline shape."),
         "best": lambda a: tables.best(fams.get(a[0], [])),
+        "crossover": lambda a: tables.crossover(fams.get(a[0], []), a[1], a[2]),
         "banks-measured": lambda a: banks.measured(res, a),
         "bank-tables": lambda a: banks.model_tables(bank_exe, a) if bank_exe else None,
         "profile": lambda a: profiles.profile(res, a[0], label),

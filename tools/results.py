@@ -10,8 +10,11 @@ import sys
 
 RATES = ("TFLOP/s", "GB/s")
 # The shape each ladder is shown at; others: the largest of the first element type with the most variants.
+# A family with two problems (stencil) names one shape per problem: each variant is shown at the
+# first of them at which it ran.
 HEADLINE = {"gemm": "4096x4096x4096", "reduction": "float/268435456", "transpose": "float/8192x8192",
-            "scan": "inclusive/float/268435456", "histogram": "uint8/256/uniform/1073741824"}
+            "scan": "inclusive/float/268435456", "histogram": "uint8/256/uniform/1073741824",
+            "stencil": ("conv2d_5x5/float/8192x8192", "7point/float/512x512x512")}
 
 
 def shape_size(shape):
@@ -82,10 +85,18 @@ class Run:
         kinds = list(dict.fromkeys(map(shape_kind, self.shapes)))
         return sorted(self.shapes, key=lambda s: (kinds.index(shape_kind(s)), shape_size(s), s))
 
-    def headline(self):
+    def headlines(self):
+        """The family's headline shapes that were measured (one, but for a family of two problems)."""
+        h = HEADLINE.get(self.family, ())
+        return [x for x in ((h,) if isinstance(h, str) else h) if x in self.shapes]
+
+    def headline(self, variant=None):
+        """The shape the family is shown at, or with `variant` the one that variant is shown at."""
+        ran = [h for h in self.headlines() if variant is None or variant in self.shapes[h]]
+        if ran or self.headlines():
+            return (ran or self.headlines())[0]
         first = [s for s in self.shapes if shape_kind(s) == shape_kind(next(iter(self.shapes)))]
-        return HEADLINE[self.family] if HEADLINE.get(self.family) in self.shapes else \
-            max(first, key=lambda s: (len(self.shapes[s]), shape_size(s)))
+        return max(first, key=lambda s: (len(self.shapes[s]), shape_size(s)))
 
     def provenance(self):
         c = self.ctx

@@ -69,10 +69,11 @@ def recipe_table(fams, link):
     for family, rs in fams.items():
         by_gpu = {r.gpu: r for r in rs}
         rows += [[link(family), f"{s['step']:02d} `{s['name']}`", s["summary"]] +
-                 [fmt(by_gpu[g].ratio(s["name"], by_gpu[g].headline())) if g in by_gpu else "-" for g, _ in gs]
+                 [fmt(by_gpu[g].ratio(s["name"], by_gpu[g].headline(s["name"]))) if g in by_gpu else "-" for g, _ in gs]
                  for s in ladder_steps(rs) if s["kind"] == "step"]
     notes = ["", "Ratio: the reference's time / the step's time, measured in the same process, at the family's "
-             "headline shape (" + ", ".join(f"{f}: {rs[0].headline()} against `{rs[0].reference}`"
+             "headline shape (" + ", ".join(f"{f}: {' and '.join(rs[0].headlines() or [rs[0].headline()])} against "
+                                            f"`{rs[0].reference}`"
                                             for f, rs in fams.items()) +
              "); higher is faster. A dash: the step did not run at that shape on that GPU.", "", "Measured on:", ""]
     for g, label in gs:
@@ -132,12 +133,33 @@ def best(runs):
                   "grid blocks", "waves"], rows) if rows else NONE
 
 
+def crossover(runs, variant, size):
+    """Per GPU, a convolution step at one image size for every filter size measured: FLOP per byte,
+    GB/s, ratio to the reference, and the FLOP rate (the benchmark's `flops` counter over its time)."""
+    seconds = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+    rows = []
+    for r in runs:
+        found = []
+        for s in r.shapes:
+            m, e = re.fullmatch(rf"conv2d_(\d+)x\1/float/{size}", s), r.shapes[s].get(variant)
+            if m and e and e.get("real_time") and rate(e):
+                t = e["real_time"] * seconds.get(e.get("time_unit", "us"), 1e-6)
+                found.append((int(m[1]), [r.label, f"{m[1]} x {m[1]}", fmt(intensity(r.family, s)), fmt_rate(rate(e)[1]),
+                                          fmt(r.ratio(variant, s)), fmt(e.get("flops", 0) / t / 1e12, 1)]))
+        rows += [row for _, row in sorted(found)]
+    return table(["GPU", "filter", "FLOP/B", "GB/s", f"ratio to `{runs[0].reference}`", "TFLOP/s"], rows) \
+        if rows else NONE
+
+
 def intensity(family, shape):
     """FLOP per byte of minimum traffic (inputs read once, output written once), or None."""
     dims = [int(x) for x in re.findall(r"\d+", shape)]
     if family.endswith("gemm") and len(dims) == 3:
         m, n, k = dims
         return 2.0 * m * n * k / (4.0 * (m * k + k * n + m * n))
+    if family == "stencil":  # 2 k^2 (convolution) or 10 (7-point) FLOP per point read and written
+        k = re.search(r"conv2d_(\d+)x", shape)
+        return (2.0 * int(k[1]) ** 2 if k else 10.0) / 8
     return {"reduction": 1.0 / (8 if re.search("double|long", shape) else 4), "transpose": 0.0}.get(family)
 
 

@@ -1,0 +1,175 @@
+/// \file stencil_common.cuh
+/// \brief What every stencil step shares: the two launcher contracts (2D convolution and 3D
+/// 7-point stencil), the launch plan, the zero-padded reads, the filter in constant memory and
+/// the 7-point update.
+///
+/// Two problems, one ladder each, both fp32, both out of place, both with zero padding (every
+/// point outside the image or grid reads as 0):
+///
+/// **2D convolution** (steps `conv2d_*`), a square filter of radius r, (2r + 1)^2 taps, row-major
+/// and dense (`in` and `out` are height x width, the filter (2r + 1) x (2r + 1)):
+/// \code
+/// out[y][x] = sum over i, j in [0, 2r] of filter[i][j] * in[y + i - r][x + j - r]
+/// cudaError_t <step>(const float* in, float* out, int height, int width, const float* filter,
+///                    int radius, cudaStream_t stream = nullptr);
+/// \endcode
+/// (the cross-correlation of image processing and neural networks: the filter is not flipped).
+/// `in`, `out` and `filter` are device pointers. 1 <= radius <= kMaxRadius; a radius larger than
+/// the image is fine (the taps outside read 0). The steps that read the filter from constant
+/// memory copy it there first with `cudaMemcpyToSymbolAsync` on `stream`: stream-ordered and
+/// capturable, and the launch may be followed at once by a change of `filter`. There is one such
+/// symbol per program (per translation unit), so two launches of those steps with *different*
+/// filters must not run concurrently on different streams.
+///
+/// **7-point stencil** (steps `st7_*`), an nx x ny x nz grid, x fastest (point (x, y, z) at
+/// `(z * ny + y) * nx + x`):
+/// \code
+/// out = c.center * u + c.x * (u[x - 1] + u[x + 1]) + c.y * (u[y - 1] + u[y + 1]) + c.z * (u[z - 1] + u[z + 1])
+/// cudaError_t <step>(const float* in, float* out, int nx, int ny, int nz, Coefficients c,
+///                    cudaStream_t stream = nullptr);
+/// \endcode
+///
+/// Both: invalid (returns `cudaErrorInvalidValue` before any CUDA call, with `out` untouched):
+/// a negative size, a radius outside [1, kMaxRadius], a null pointer with a non-zero size, a
+/// pointer not aligned to 4 bytes, `in` and `out` overlapping (a stencil cannot run in place:
+/// a block would overwrite what its neighbours still read), the filter overlapping `out`. A zero
+/// size is a no-op. Indices are 64-bit. The launchers never allocate or synchronize, so they can
+/// be captured in a CUDA graph; each returns `cudaGetLastError()` after its launch.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace smem::stencil {
+
+/// Largest filter radius: 17 x 17 taps.
+inline constexpr int kMaxRadius = 8;
+inline constexpr int kMaxTaps = (2 * kMaxRadius + 1) * (2 * kMaxRadius + 1);
+
+/// The 7-point stencil's weights: the point, and each pair of neighbours along x, y and z.
+struct Coefficients {
+  float center, x, y, z;
+};
+
+/// What a launcher does with its arguments: launch, return success without touching the GPU
+/// (an empty image or grid), or return cudaErrorInvalidValue.
+enum class Args { launch, empty, invalid };
+
+/// The cudaError_t a launcher returns when a check says not to launch.
+constexpr cudaError_t args_error(Args a) { return a == Args::empty ? cudaSuccess : cudaErrorInvalidValue; }
+
+/// True when [a, a + a_bytes) and [b, b + b_bytes) share a byte.
+inline bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
+  const auto x = reinterpret_cast<std::uintptr_t>(a), y = reinterpret_cast<std::uintptr_t>(b);
+  return x < y + b_bytes && y < x + a_bytes;
+}
+
+inline bool misaligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % alignof(float) != 0; }
+
+//! [contract]
+/// The 2D convolution's argument checks (no CUDA call).
+inline Args check_conv2d_args(const float* in, const float* out, int height, int width, const float* filter,
+                              int radius) {
+  if (height < 0 || width < 0 || radius < 1 || radius > kMaxRadius) return Args::invalid;
+  if (height == 0 || width == 0) return Args::empty;
+  if (in == nullptr || out == nullptr || filter == nullptr) return Args::invalid;
+  if (misaligned(in) || misaligned(out) || misaligned(filter)) return Args::invalid;
+  const std::size_t bytes = std::size_t(height) * std::size_t(width) * sizeof(float);
+  const std::size_t taps = std::size_t(2 * radius + 1) * std::size_t(2 * radius + 1) * sizeof(float);
+  if (overlap(in, bytes, out, bytes) || overlap(filter, taps, out, bytes)) return Args::invalid;
+  return Args::launch;
+}
+
+/// The 7-point stencil's argument checks (no CUDA call).
+inline Args check_7point_args(const float* in, const float* out, int nx, int ny, int nz) {
+  if (nx < 0 || ny < 0 || nz < 0) return Args::invalid;
+  if (nx == 0 || ny == 0 || nz == 0) return Args::empty;
+  if (in == nullptr || out == nullptr || misaligned(in) || misaligned(out)) return Args::invalid;
+  const std::size_t bytes = std::size_t(nx) * std::size_t(ny) * std::size_t(nz) * sizeof(float);
+  return overlap(in, bytes, out, bytes) ? Args::invalid : Args::launch;
+}
+//! [contract]
+
+//! [plan]
+/// What a launcher launches: the kernel, its grid and block, and its dynamic shared memory.
+/// The benchmark reads the same plan, so what it reports is what ran. A null kernel: the
+/// problem does not fit the grid (the launcher returns cudaErrorInvalidValue).
+template <class Kernel>
+struct Plan {
+  Kernel kernel;
+  dim3 grid, block;
+  unsigned smem;
+  Plan<const void*> erased() const { return {reinterpret_cast<const void*>(kernel), grid, block, smem}; }
+};
+
+/// The plan of a kernel over `blocks` blocks of a 1D grid (null when that exceeds 2^31 - 1).
+/// Every step launches a 1D grid and decodes its tile from blockIdx.x, so no image or grid
+/// dimension meets the 65,535 limit of gridDim.y and gridDim.z.
+template <class Kernel>
+Plan<Kernel> grid_plan(Kernel kernel, long long blocks, dim3 block, unsigned smem = 0) {
+  return {blocks <= 0x7fffffffLL ? kernel : nullptr, dim3(unsigned(blocks)), block, smem};
+}
+
+/// Launches a plan with the kernel's arguments; cudaErrorInvalidValue for a null kernel.
+template <class Kernel, class... A>
+cudaError_t launch(const Plan<Kernel>& p, cudaStream_t stream, A... args) {
+  if (p.kernel == nullptr) return cudaErrorInvalidValue;
+  p.kernel<<<p.grid, p.block, p.smem, stream>>>(args...);
+  return cudaGetLastError();
+}
+//! [plan]
+
+/// Number of tile x tile tiles (a, b the tile's extent in each dimension) covering n x m.
+__host__ __device__ constexpr long long tile_count(long long n, long long m, int a, int b) {
+  return ((n + a - 1) / a) * ((m + b - 1) / b);
+}
+
+/// Output tile edge of convolution steps 3 and 4, and their block: 32 x 8 threads, 4 outputs each.
+inline constexpr int kTile = 32, kTileRows = 8;
+
+/// Block of 7-point steps 1 and 3: 32 x 8 threads over a 32 x 8 tile of each plane.
+inline constexpr int kSt7X = 32, kSt7Y = 8;
+
+//! [zero padding]
+/// in[y][x] of a height x width image, 0 outside it.
+__device__ inline float fetch2d(const float* __restrict__ in, int height, int width, long long y, long long x) {
+  return y >= 0 && y < height && x >= 0 && x < width ? __ldg(in + y * width + x) : 0.0f;
+}
+
+/// in(x, y, z) of an nx x ny x nz grid, 0 outside it.
+__device__ inline float fetch3d(const float* __restrict__ in, int nx, int ny, int nz, long long x, long long y,
+                                long long z) {
+  return x >= 0 && x < nx && y >= 0 && y < ny && z >= 0 && z < nz ? __ldg(in + (z * ny + y) * nx + x) : 0.0f;
+}
+//! [zero padding]
+
+//! [constant filter]
+/// The filter of the constant-memory steps: every thread of a warp reads the same tap at the same
+/// time, which the constant cache serves as one broadcast.
+__constant__ float c_filter[kMaxTaps];
+
+/// Copies the (2r + 1)^2 taps at `filter` (device memory) into c_filter, ordered on `stream`.
+inline cudaError_t upload_filter(const float* filter, int radius, cudaStream_t stream) {
+  const std::size_t bytes = std::size_t(2 * radius + 1) * std::size_t(2 * radius + 1) * sizeof(float);
+  return cudaMemcpyToSymbolAsync(c_filter, filter, bytes, 0, cudaMemcpyDeviceToDevice, stream);
+}
+
+/// The launch of the constant-memory steps: the filter's copy, then the plan, on `stream`.
+template <class Kernel, class... A>
+cudaError_t launch_with_filter(const Plan<Kernel>& p, const float* filter, int radius, cudaStream_t stream, A... args) {
+  if (p.kernel == nullptr) return cudaErrorInvalidValue;
+  if (cudaError_t e = upload_filter(filter, radius, stream); e != cudaSuccess) return e;
+  return launch(p, stream, args...);
+}
+//! [constant filter]
+
+//! [seven point]
+/// The 7-point update, in the one order every step uses.
+__host__ __device__ inline float seven_point(const Coefficients& c, float u, float xm, float xp, float ym, float yp,
+                                             float zm, float zp) {
+  return c.center * u + c.x * (xm + xp) + c.y * (ym + yp) + c.z * (zm + zp);
+}
+//! [seven point]
+
+}  // namespace smem::stencil
