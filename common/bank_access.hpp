@@ -20,8 +20,10 @@ namespace smem::test {
 
 /// A shared-memory load, store, cp.async copy (written 8 lanes per phase), or atomic (its bank
 /// wavefronts as a store's; lanes that name one word are served one after the other, which the
-/// model does not count, and the profiler's load and store counters leave atomics out).
-enum class Access { load, store, copy, atomic };
+/// model does not count, and the profiler's load and store counters leave atomics out), or a
+/// load from another block's shared memory in the cluster (`remote`: its banks are the owner's;
+/// the profiler's shared-load counters leave these distributed loads out).
+enum class Access { load, store, copy, atomic, remote };
 
 /// One warp request: which access of the kernel it is, its kind and width in bytes, the byte
 /// address of each lane, and the lanes that take part.

@@ -162,7 +162,7 @@ void cluster(Visit&& visit) {
   using P = st::RegisterPlane;
   const auto remote = [&](bool happens) {
     for (int w = 0; w < kWarps && happens; ++w)
-      warp_words("neighbour's plane (16 bytes, distributed)", Access::load, 16, w, all,
+      warp_words("neighbour's plane (16 bytes, distributed)", Access::remote, 16, w, all,
                  [=](int t) { return P::vector_offset(t % 32, t / 32, 0); }, visit);
   };
   for (int rank = 0; rank < st::kClusterZ; ++rank) {
