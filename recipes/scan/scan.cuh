@@ -25,7 +25,7 @@
   X(3, padded, "scan_03_padded.cuh", "Brent-Kung with one padding word per 32: the strided lanes spread over the banks.") \
   X(4, warp_shuffle, "scan_04_warp_shuffle.cuh", "Warp-shuffle scans; shared memory only for one total per warp.") \
   X(5, reduce_then_scan, "scan_05_reduce_then_scan.cuh",                                                    \
-    "Reduce, scan the totals, scan again: three passes over memory, 16-byte loads, 64 bytes per thread.")   \
+    "Reduce, scan the totals, scan again: three passes over memory, 16-byte loads, 128 bytes per thread.")   \
   X(6, decoupled_look_back, "scan_06_decoupled_look_back.cuh",                                              \
     "Single pass with decoupled look-back: the input read once, the output written once.")
 
