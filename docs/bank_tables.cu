@@ -174,6 +174,13 @@ void stencil_rows() {
   kernel_rows("7-point 05 `st7_cluster`", "float", [](auto&& v) { sta::cluster(v); });
 }
 
+/// The introduction and header of a ladder's table: the worst warp request of each access.
+void ladder_table(const char* intro) {
+  std::printf("\n%s\n\n", intro);
+  std::printf("| step | access | element | bytes/lane | wavefronts | phases | conflict |\n");
+  std::printf("| --- | --- | --- | ---: | ---: | ---: | --- |\n");
+}
+
 }  // namespace
 
 int main() {
@@ -184,10 +191,8 @@ int main() {
   bank_map<tr::PaddedLayout>("`PaddedLayout` (r * 33 + c)");
   bank_map<tr::SwizzledLayout>("`SwizzledLayout` (r * 32 + (c ^ r))");
 
-  std::printf("\nEvery shared-memory access of the transpose ladder, the worst warp request of each "
-              "(wavefronts per request; phases: what it takes without a conflict):\n\n");
-  std::printf("| step | access | element | bytes/lane | wavefronts | phases | conflict |\n");
-  std::printf("| --- | --- | --- | ---: | ---: | ---: | --- |\n");
+  ladder_table("Every shared-memory access of the transpose ladder, the worst warp request of each "
+              "(wavefronts per request; phases: what it takes without a conflict):");
   transpose_rows<float>();
   transpose_rows<double>();
   vectorized_rows<float, 4>();
@@ -199,11 +204,9 @@ int main() {
   row("06 without the XOR", "transposed chunk store (V = 2), chunks row-major", "double", 16,
       smem::test::worst_request([](auto&& v) { ta::vectorized_stores_without_swizzle<double, 2>(v); }));
 
-  std::printf("\nEvery shared-memory access of the SGEMM ladder (steps with a shared tile), the worst "
+  ladder_table("Every shared-memory access of the SGEMM ladder (steps with a shared tile), the worst "
               "warp request over every warp of the block and every k (a float4 that lanes share in "
-              "pairs is 2 phases, a `cp.async` copy is 4 whatever its width):\n\n");
-  std::printf("| step | access | element | bytes/lane | wavefronts | phases | conflict |\n");
-  std::printf("| --- | --- | --- | ---: | ---: | ---: | --- |\n");
+              "pairs is 2 phases, a `cp.async` copy is 4 whatever its width):");
   gemm_rows();
 
   std::printf("\nThe reduction's shared-memory tree (%d values per block), round by round, warp 0: "
@@ -215,28 +218,22 @@ int main() {
   std::printf("| ---: | ---: | ---: | ---: | ---: | ---: |\n");
   reduction_rows();
 
-  std::printf("\nEvery shared-memory access of the scan ladder, one full tile, the worst warp request of each "
+  ladder_table("Every shared-memory access of the scan ladder, one full tile, the worst warp request of each "
               "(steps 5 and 6: the transpose through the padded tile on both sides; their block scan is "
-              "step 4's):\n\n");
-  std::printf("| step | access | element | bytes/lane | wavefronts | phases | conflict |\n");
-  std::printf("| --- | --- | --- | ---: | ---: | ---: | --- |\n");
+              "step 4's):");
   scan_rows<float>();
   scan_rows<double>();
 
-  std::printf("\nEvery shared-memory access of the histogram ladder, one block, the worst warp request of "
+  ladder_table("Every shared-memory access of the histogram ladder, one block, the worst warp request of "
               "each (element: the samples and the privatized counters per copy). The zeroing and the "
               "merge do not depend on the data; the atomics do, and are shown for three patterns of one "
               "request: lane l in bin l, in bin 32 l, and every lane in one bin. The model counts bank "
               "wavefronts only: lanes on one word (the skewed input) are one wavefront here, but the "
-              "atomic unit serves them one after the other.\n\n");
-  std::printf("| step | access | element | bytes/lane | wavefronts | phases | conflict |\n");
-  std::printf("| --- | --- | --- | ---: | ---: | ---: | --- |\n");
+              "atomic unit serves them one after the other.");
   histogram_rows();
-  std::printf("\nEvery shared-memory access of the stencil ladders (the convolution at radius 2, a block's "
+  ladder_table("Every shared-memory access of the stencil ladders (the convolution at radius 2, a block's "
               "tile; the 7-point stencil, one plane of a block's walk, step 5 a cluster's full slabs), the "
-              "worst warp request of each:\n\n");
-  std::printf("| step | access | element | bytes/lane | wavefronts | phases | conflict |\n");
-  std::printf("| --- | --- | --- | ---: | ---: | ---: | --- |\n");
+              "worst warp request of each:");
   stencil_rows();
   return 0;
 }
