@@ -20,6 +20,7 @@
 #include <tc_gemm/tc_gemm.cuh>
 #include <transpose/transpose.cuh>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstdint>
@@ -526,6 +527,10 @@ TEST_SUITE("gpu") {
         const auto* odd = reinterpret_cast<const bf16*>(reinterpret_cast<const char*>(a) + 1);
         expect_rejected("tc_gemm", "A not bf16-aligned (+1 byte)", name, run(M, N, K, odd, K, b, N, c, N, d, N), dD);
       }
+      if (std::any_of(std::begin(tc::kSteps), std::end(tc::kSteps),
+                      [&](const auto& st) { return st.variant == v && st.step >= 8; }))  // TMA's stride rule
+        expect_rejected("tc_gemm", "TMA step, lda and ldb not multiples of 8", name,
+                        run(M, N, K, a, K, b, N, c, N, d, N), dD);
       {
         const cudaError_t e = run(0, N, K, a, K, b, N, c, N, d, N);
         CHECK(e == cudaSuccess);

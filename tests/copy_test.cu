@@ -197,5 +197,19 @@ TEST_SUITE("host") {
     check_arch_message("histogram", "histogram_06_cluster.cuh", "80",
                        "needs thread block clusters: compile for sm_90 or newer");
     check_arch_message("stencil", "st7_05_cluster.cuh", "80", "needs thread block clusters: compile for sm_90 or newer");
+    check_arch_message("tc_gemm", "tc_gemm_08_tma.cuh", "80", "needs TMA and mbarrier transactions: compile for sm_90");
+    check_arch_message("tc_gemm", "tc_gemm_09_wgmma.cuh", "80", "needs wgmma: compile for sm_90a");
+    check_arch_message("tc_gemm", "tc_gemm_13_cluster.cuh", "80",
+                       "needs wgmma and thread block clusters: compile for sm_90a");
+  }
+
+  TEST_CASE("copy: the tensor-core family header builds for sm_80 without its Hopper steps") {
+    const fs::path dir = fresh_dir("tc_sm80");
+    std::ofstream(dir / "main.cu") << "#include <tc_gemm/tc_gemm.cuh>\n"
+                                      "static_assert(sizeof(smem::tc_gemm::kSteps) / sizeof(smem::tc_gemm::kSteps[0]) == 8);\n"
+                                      "int main() { return 0; }\n";
+    const std::string d = dir.string();
+    CHECK(run("cd '" + d + "' && '" SMEM_NVCC "' -std=c++17 -arch=sm_80 -I'" SMEM_RECIPES_DIR "' -c main.cu") == 0);
+    fs::remove_all(dir);
   }
 }

@@ -5,6 +5,11 @@
 ///
 /// Every launcher computes, row-major, D = alpha * A * B + beta * C and follows
 /// tc_gemm_common.cuh's contract.
+///
+/// Steps 8 to 13 (TMA, wgmma, setmaxnreg) are Hopper's and need the arch-specific target sm_90a:
+/// they join the list when SMEM_TC_GEMM_SM90A is defined, which the project's CMake does when it
+/// builds for sm_90a only (a GPU or CMAKE_CUDA_ARCHITECTURES of 90 is built as 90a). A build for
+/// another architecture gets steps 1 to 7.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -17,11 +22,19 @@
 #include "tc_gemm_06_multistage.cuh"
 #include "tc_gemm_07_tuned.cuh"
 #include "tc_gemm_common.cuh"
+#if defined(SMEM_TC_GEMM_SM90A)
+#include "tc_gemm_08_tma.cuh"
+#include "tc_gemm_09_wgmma.cuh"
+#include "tc_gemm_10_ring.cuh"
+#include "tc_gemm_11_specialized.cuh"
+#include "tc_gemm_12_persistent.cuh"
+#include "tc_gemm_13_cluster.cuh"
+#endif
 
 /// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher
 /// (`name(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, D, ldd, stream)`) and its plan
 /// (`name##_plan(M, N, K, A, lda, B, ldb, C, ldc, D, ldd)`).
-#define SMEM_TC_GEMM_STEPS(X)                                                                            \
+#define SMEM_TC_GEMM_AMPERE_STEPS(X)                                                                        \
   X(1, wmma_global, "tc_gemm_01_wmma_global.cuh", "WMMA fragments loaded straight from global memory.")  \
   X(2, wmma_smem, "tc_gemm_02_wmma_smem.cuh",                                                            \
     "WMMA from shared-memory tiles: two barriers per K window, zero-filled boundary tiles.")              \
@@ -34,6 +47,26 @@
   X(7, tuned_heuristic, "tc_gemm_07_tuned.cuh",                                                          \
     "Step 6's kernel with a block, warp and stage shape chosen from the GPU's properties.")             \
   X(7, tuned, "tc_gemm_07_tuned.cuh", "Step 6's kernel with the shape tuned for GPUs like this one.")
+
+/// Hopper's steps (sm_90a), in order, as above.
+#if defined(SMEM_TC_GEMM_SM90A)
+#define SMEM_TC_GEMM_HOPPER_STEPS(X)                                                                    \
+  X(8, tma, "tc_gemm_08_tma.cuh", "TMA loads into 128-byte-swizzled stages on mbarriers, mma.sync from them.") \
+  X(9, wgmma, "tc_gemm_09_wgmma.cuh", "wgmma from shared-memory descriptors: one warpgroup, TMA double buffering.") \
+  X(10, ring, "tc_gemm_10_ring.cuh",                                                                    \
+    "A four-stage full/empty mbarrier ring, two consumer warpgroups, one wgmma group in flight.")      \
+  X(11, specialized, "tc_gemm_11_specialized.cuh",                                                      \
+    "Warp specialization: a TMA producer warpgroup, setmaxnreg moves registers to the consumers.")   \
+  X(12, persistent, "tc_gemm_12_persistent.cuh",                                                        \
+    "Persistent blocks over a tile scheduler; the epilogue through shared memory and a TMA store.") \
+  X(13, cluster, "tc_gemm_13_cluster.cuh",                                                              \
+    "Clusters of two blocks: B multicast by TMA to both, tiles walked in groups for L2 reuse.")
+#else
+#define SMEM_TC_GEMM_HOPPER_STEPS(X)
+#endif
+
+/// The family's step list: steps 1 to 7, then Hopper's where the build targets sm_90a.
+#define SMEM_TC_GEMM_STEPS(X) SMEM_TC_GEMM_AMPERE_STEPS(X) SMEM_TC_GEMM_HOPPER_STEPS(X)
 
 namespace smem::tc_gemm {
 

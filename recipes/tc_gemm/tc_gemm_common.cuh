@@ -18,11 +18,15 @@
 /// 16-byte aligned rows (pointers 16-byte aligned, leading dimensions multiples of 8); other
 /// operands take the element-wise path of the same kernel.
 #pragma once
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace smem::tc_gemm {
 
@@ -45,7 +49,9 @@ inline Span span_of(const bf16* p, int rows, int cols, int ld) {
   return {lo, lo + (std::size_t(rows - 1) * ld + cols) * sizeof(bf16)};
 }
 inline bool overlap(Span a, Span b) { return a.lo < b.hi && b.lo < a.hi; }
-inline bool aligned(const void* p, std::size_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; }
+__host__ __device__ inline bool aligned(const void* p, std::size_t bytes) {
+  return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
+}
 
 //! [contract]
 /// Checks the arguments of D = alpha * A * B + beta * C: negative sizes, leading dimensions below
@@ -341,5 +347,354 @@ __device__ __forceinline__ void store_acc(const float (&acc)[MI][NJ][4], int row
       }
 }
 //! [warp mma]
+
+// ---- Steps 8 to 14: Hopper (sm_90a): tensor maps, TMA, mbarriers, wgmma. ----
+
+//! [tma tile]
+/// The layout TMA writes for a ROWS x COLS bf16 tile with the 128-byte swizzle: boxes of 64 columns
+/// (128 bytes, the swizzle's span), one panel of ROWS x 64 after the other, and inside a panel step
+/// 5's XOR: chunk c / 8 of row r at chunk (c / 8) ^ (r % 8). The tile must start at a 1024-byte
+/// boundary: the hardware takes r % 8 from the address bits, not from the row.
+template <int ROWS, int COLS>
+struct TmaTile {
+  static_assert(COLS % 64 == 0, "whole 64-column panels");
+  static constexpr int kPanel = ROWS * 64;  ///< elements from one panel to the next
+  __host__ __device__ static constexpr int offset(int r, int c) {
+    return c / 64 * kPanel + r * 64 + ((c % 64 / 8) ^ (r % 8)) * 8 + c % 8;
+  }
+};
+//! [tma tile]
+
+//! [tensor map]
+/// True when TMA may read or write the rows of a matrix: a 16-byte aligned base and a leading
+/// dimension that is a multiple of 16 bytes (the tensor map's stride rule). The Hopper steps return
+/// cudaErrorInvalidValue for an A or B (or D, for the TMA store) that breaks it.
+inline bool tma_rows(const bf16* p, int ld) { return aligned(p, 16) && ld % 8 == 0; }
+
+/// cuTensorMapEncodeTiled, taken from the driver through the runtime once (no -lcuda needed); null
+/// if the driver does not have it.
+inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      f = nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  }();
+  return fn;
+}
+
+/// The tensor map of a rows x cols row-major bf16 matrix (leading dimension ld) read or written in
+/// boxes of box_rows x 64 with the 128-byte swizzle (TmaTile's panels). Boxes that reach past the
+/// matrix are zero-filled on loads and clipped on stores. False if the driver refuses it.
+inline bool make_tile_map(CUtensorMap* map, const bf16* g, int rows, int cols, int ld, int box_rows) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+  if (encode == nullptr) return false;
+  const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
+  const cuuint64_t strides[1] = {cuuint64_t(ld) * sizeof(bf16)};
+  const cuuint32_t box[2] = {64, cuuint32_t(box_rows)}, unit[2] = {1, 1};
+  return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<bf16*>(g), dims, strides, box, unit,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+//! [tensor map]
+
+/// The current device's SM count, read once per device (0 on error): the persistent steps launch
+/// one block per SM.
+inline int device_sms() {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> cache[kMaxDevices];  // SMs + 1; 0 unread
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return 0;
+  if (const int c = cache[dev].load(std::memory_order_relaxed); c > 0) return c - 1;
+  int sms = 0;
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) sms = 0;
+  cache[dev].store(sms + 1, std::memory_order_relaxed);
+  return sms;
+}
+
+/// The kernel of steps 8 to 11: (a_map, b_map, M, N, K, alpha, beta, C, ldc, D, ldd).
+using TmaKernel = void (*)(const CUtensorMap, const CUtensorMap, int, int, int, float, float, const bf16*, int, bf16*,
+                           int);
+/// The kernel of steps 12 and later, which store D with TMA: (a_map, b_map, d_map, M, N, K, alpha,
+/// beta, C, ldc).
+using TmaStoreKernel = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, int, int, int, float, float,
+                                const bf16*, int);
+
+/// A Hopper step's launch: the argument checks, then the tensor maps of A (boxes of a_rows x 64), B
+/// (boxes of b_rows x 64) and, for a TmaStoreKernel, D (boxes of 64 x 64), then the plan's kernel.
+/// cudaErrorInvalidValue when the plan is null or the driver refuses a map.
+template <class Kernel>
+cudaError_t launch_tma(Plan<Kernel> (*plan_of)(int, int, int, const bf16*, int, const bf16*, int, const bf16*, int,
+                                               const bf16*, int),
+                       int a_rows, int b_rows, int M, int N, int K, float alpha, const bf16* A, int lda, const bf16* B,
+                       int ldb, float beta, const bf16* C, int ldc, bf16* D, int ldd, cudaStream_t stream) {
+  if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, D, ldd); a != Args::launch)
+    return finish_without_launch(a, M, N, beta, C, ldc, D, ldd, stream);
+  const Plan<Kernel> p = plan_of(M, N, K, A, lda, B, ldb, C, ldc, D, ldd);
+  CUtensorMap a_map, b_map;
+  if (p.kernel == nullptr || !make_tile_map(&a_map, A, M, K, lda, a_rows) ||
+      !make_tile_map(&b_map, B, K, N, ldb, b_rows))
+    return cudaErrorInvalidValue;
+  if constexpr (std::is_same_v<Kernel, TmaStoreKernel>) {
+    CUtensorMap d_map;
+    if (!make_tile_map(&d_map, D, M, N, ldd, 64)) return cudaErrorInvalidValue;
+    return launch(p, stream, a_map, b_map, d_map, M, N, K, alpha, beta, C, ldc);
+  } else {
+    return launch(p, stream, a_map, b_map, M, N, K, alpha, beta, C, ldc, D, ldd);
+  }
+}
+
+//! [mbarrier]
+__device__ __forceinline__ unsigned smem_u32(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
+
+/// The first 1024-byte boundary at or after p in shared memory: where the swizzled tiles start (the
+/// kernels ask for 1024 bytes more dynamic shared memory than their tiles need).
+__device__ __forceinline__ unsigned char* align_1024(unsigned char* p) {
+  return p + (1024 - smem_u32(p) % 1024) % 1024;
+}
+
+/// An mbarrier that completes a phase when `count` threads arrived and every byte announced with
+/// expect_tx has landed.
+__device__ __forceinline__ void mbar_init(std::uint64_t* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count));
+}
+/// Makes the initialized barriers visible to the async proxy (TMA) and to the cluster.
+__device__ __forceinline__ void fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+/// Arrives once and announces `bytes` more to land on this phase.
+__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+}
+/// Waits until the phase of parity `parity` has completed.
+__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 "
+        "p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(smem_u32(bar)), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+//! [mbarrier]
+
+//! [tma]
+/// TMA: the box of `map` whose corner is (column c, row r) into shared memory at dst; its bytes
+/// complete_tx on `bar`.
+__device__ __forceinline__ void tma_load(bf16* dst, const CUtensorMap* map, int c, int r, std::uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_"
+      "tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(smem_u32(dst)),
+      "l"(map), "r"(c), "r"(r), "r"(smem_u32(bar))
+      : "memory");
+}
+/// The same box written to the same offset in the shared memory of every block of the cluster in
+/// `mask`, completing on the barrier at the same offset in each.
+__device__ __forceinline__ void tma_load_multicast(bf16* dst, const CUtensorMap* map, int c, int r, std::uint64_t* bar,
+                                                   std::uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::"
+      "complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_u32(dst)),
+      "l"(map), "r"(c), "r"(r), "r"(smem_u32(bar)), "h"(mask)
+      : "memory");
+}
+/// TMA store of a box from shared memory; the part past the matrix is not written.
+__device__ __forceinline__ void tma_store(const CUtensorMap* map, int c, int r, const bf16* src) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group "
+      "[%0, {%1, %2}], [%3];\n" ::"l"(map),
+      "r"(c), "r"(r), "r"(smem_u32(src))
+      : "memory");
+}
+__device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+/// Waits until all but the kPending most recent committed stores have read their shared memory
+/// (which may then be overwritten).
+template <int kPending>
+__device__ __forceinline__ void tma_store_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
+}
+/// Orders this thread's shared-memory writes before later async-proxy (TMA) reads of them.
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+//! [tma]
+
+//! [wgmma]
+/// The shared-memory descriptor of a 128-byte-swizzled operand tile at s: start address, leading
+/// and stride byte offsets (in 16-byte units), swizzle mode 1 (128 bytes). A K-major tile (A: rows
+/// of 64 k) uses only the stride, 1024 bytes from one 8-row group to the next; an MN-major tile (B:
+/// rows of 64 n, TmaTile's panels) steps by the leading offset from one 64-column panel to the next
+/// and by 1024 bytes from one group of 8 k to the next.
+__device__ __forceinline__ std::uint64_t sw128_desc(const bf16* s, unsigned leading_bytes, unsigned stride_bytes) {
+  return std::uint64_t(smem_u32(s) >> 4 & 0x3FFF) | std::uint64_t(leading_bytes >> 4 & 0x3FFF) << 16 |
+         std::uint64_t(stride_bytes >> 4 & 0x3FFF) << 32 | std::uint64_t(1) << 62;
+}
+//! [tma stage]
+/// One pipeline stage of a BM x BN x BK block tile as TMA fills it: A's tile (one box of BM rows by
+/// 64 k) and then B's (BN / 64 boxes of BK rows by 64 columns), in TmaTile layouts.
+template <int BM, int BN, int BK>
+struct TmaStage {
+  static_assert(BK == 64, "a row of A's tile is one 128-byte swizzle span");
+  static_assert(BM % 64 == 0 && BM <= 256 && BN % 64 == 0, "whole wgmma blocks, boxes of at most 256 rows");
+  using LA = TmaTile<BM, BK>;
+  using LB = TmaTile<BK, BN>;
+  static constexpr int kAElems = BM * BK, kElems = kAElems + BK * BN;
+  static constexpr unsigned kBytes = kElems * sizeof(bf16);
+  /// Window kt of the block tile at (m0, n0) into the stage at s, its bytes announced on bar (one
+  /// thread issues it).
+  __device__ static void load(bf16* s, const CUtensorMap* a_map, const CUtensorMap* b_map, int m0, int n0, int kt,
+                              std::uint64_t* bar) {
+    mbar_arrive_expect_tx(bar, kBytes);
+    tma_load(s, a_map, kt * BK, m0, bar);
+#pragma unroll
+    for (int p = 0; p < BN / 64; ++p) tma_load(s + kAElems + p * LB::kPanel, b_map, n0 + 64 * p, kt * BK, bar);
+  }
+};
+//! [tma stage]
+
+//! [wgmma descriptors]
+/// The descriptors of the k16 slice at column kk of an A tile (K-major, rows of 64 k: 1024 bytes
+/// per 8 rows; inside the 128-byte swizzle a k step is a 32-byte move of the start address) and at
+/// row kk of a B tile (MN-major, LB's panels: kPanel elements from one 64-column panel to the next,
+/// 1024 bytes per 8 rows of k).
+template <class LA>
+__device__ __forceinline__ std::uint64_t a_desc(const bf16* As, int row, int kk) {
+  return sw128_desc(As + LA::offset(row, 0) + kk, 16, 1024);
+}
+template <class LB>
+__device__ __forceinline__ std::uint64_t b_desc(const bf16* Bs, int kk) {
+  return sw128_desc(Bs + LB::offset(kk, 0), LB::kPanel * sizeof(bf16), 1024);
+}
+//! [wgmma descriptors]
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+/// Waits until at most kPending committed wgmma groups of this warpgroup are still running.
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+/// Keeps the compiler from moving accumulator reads or writes across wgmma_fence/wgmma_wait.
+template <int N>
+__device__ __forceinline__ void fence_acc(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+#define SMEM_ACC8(i)                                                                                              \
+  "+f"(d[i + 0]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), \
+      "+f"(d[i + 7])
+/// d[64] = A (64 x 16) * B (16 x 128) + (accumulate ? d : 0), one warpgroup.
+__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], std::uint64_t a, std::uint64_t b, bool accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
+      "%30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "
+      "%46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, "
+      "%62, %63"
+      "}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+      : SMEM_ACC8(0), SMEM_ACC8(8), SMEM_ACC8(16), SMEM_ACC8(24), SMEM_ACC8(32), SMEM_ACC8(40), SMEM_ACC8(48),
+        SMEM_ACC8(56)
+      : "l"(a), "l"(b), "r"(int(accumulate)));
+}
+
+/// d[128] = A (64 x 16) * B (16 x 256) + (accumulate ? d : 0), one warpgroup.
+__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t a, std::uint64_t b, bool accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "
+      "%30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "
+      "%46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, "
+      "%62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, "
+      "%78, %79, "
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, "
+      "%94, %95, "
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, "
+      "%108, %109, %110, %111, "
+      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, "
+      "%124, %125, %126, %127"
+      "}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+      : SMEM_ACC8(0), SMEM_ACC8(8), SMEM_ACC8(16), SMEM_ACC8(24), SMEM_ACC8(32), SMEM_ACC8(40), SMEM_ACC8(48),
+        SMEM_ACC8(56), SMEM_ACC8(64), SMEM_ACC8(72), SMEM_ACC8(80), SMEM_ACC8(88), SMEM_ACC8(96), SMEM_ACC8(104),
+        SMEM_ACC8(112), SMEM_ACC8(120)
+      : "l"(a), "l"(b), "r"(int(accumulate)));
+}
+
+#undef SMEM_ACC8
+
+/// d = A (64 x 16) * B (16 x N) + (accumulate ? d : 0): the m64nNk16 wgmma for N = 128 or 256.
+template <int N>
+__device__ __forceinline__ void wgmma_tile(float (&d)[N / 2], std::uint64_t a, std::uint64_t b, bool accumulate) {
+  static_assert(N == 128 || N == 256, "the wgmma widths this family uses");
+  if constexpr (N == 128)
+    wgmma_m64n128k16(d, a, b, accumulate);
+  else
+    wgmma_m64n256k16(d, a, b, accumulate);
+}
+//! [wgmma]
+
+/// Moves this warpgroup's registers per thread to kRegs (setmaxnreg): down for a producer that
+/// needs few, up for the consumers that hold the accumulators.
+template <int kRegs>
+__device__ __forceinline__ void regs_down() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+template <int kRegs>
+__device__ __forceinline__ void regs_up() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+/// A barrier of `threads` threads on hardware barrier `id` (0 is __syncthreads'): one warpgroup
+/// synchronizes without stopping the others.
+__device__ __forceinline__ void named_barrier(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+//! [wgmma epilogue]
+/// D = alpha acc + beta C for the accumulators of one m64nN wgmma whose tile corner is (row0,
+/// col0): thread t of the warpgroup holds rows 16 (t / 32) + t % 32 / 4 + 8 h and columns 8 j + 2
+/// (t % 4) + e in d[4 j + 2 h + e]. Pairs of columns go out as one 4-byte store where D (and C)
+/// allow it.
+template <int N>
+__device__ __forceinline__ void store_wgmma_acc(const float (&d)[N / 2], int row0, int col0, int M, int N_, float alpha,
+                                                float beta, const bf16* C, int ldc, bf16* D, int ldd) {
+  const int t = threadIdx.x % 128;
+  const bool pairs = ldd % 2 == 0 && aligned(D, 4) && (beta == 0.0f || (ldc % 2 == 0 && aligned(C, 4)));
+#pragma unroll
+  for (int j = 0; j < N / 8; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = row0 + 16 * (t / 32) + t % 32 / 4 + 8 * h, c = col0 + 8 * j + 2 * (t % 4);
+      if (r >= M || c >= N_) continue;
+      const float v0 = d[4 * j + 2 * h], v1 = d[4 * j + 2 * h + 1];
+      if (pairs && c + 1 < N_) {
+        float2 v = make_float2(alpha * v0, alpha * v1);
+        if (beta != 0.0f) {
+          const float2 cv = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(C + std::size_t(r) * ldc + c));
+          v.x += beta * cv.x, v.y += beta * cv.y;
+        }
+        *reinterpret_cast<__nv_bfloat162*>(D + std::size_t(r) * ldd + c) = __float22bfloat162_rn(v);
+      } else {
+        store_d(r, c, v0, M, N_, alpha, beta, C, ldc, D, ldd);
+        store_d(r, c + 1, v1, M, N_, alpha, beta, C, ldc, D, ldd);
+      }
+    }
+}
+//! [wgmma epilogue]
 
 }  // namespace smem::tc_gemm

@@ -1,0 +1,168 @@
+/// \file tc_gemm_12_persistent.cuh
+/// \brief Step 12, a persistent kernel with a tile scheduler, and the epilogue through shared
+/// memory with a TMA store.
+///
+/// Change from step 11: one block per SM stays resident and walks the tiles of D (tile blockIdx.x,
+/// then gridDim.x further, ...). The ring does not restart between tiles: the producer runs on into
+/// the next tile's windows while the consumers finish the last one and write it out, so the loads
+/// of tile i + 1 overlap the epilogue of tile i, and the block's setup (barriers, tensor-map fetch)
+/// is paid once per SM instead of once per tile. The first wgmma of a tile overwrites the
+/// accumulators (scale-d = 0) instead of zeroing 128 registers.
+///
+/// The epilogue: each consumer warpgroup converts its 64 x 256 accumulators to bf16 one 64 x 64
+/// panel at a time into a swizzled staging buffer (TmaTile, conflict-free 4-byte writes), and one
+/// thread stores the panel with `cp.async.bulk.tensor` (the part past D is clipped by the copy).
+/// Two staging buffers per warpgroup alternate, so converting a panel overlaps storing the one
+/// before. D too must then have 16-byte aligned rows (cudaErrorInvalidValue otherwise).
+#pragma once
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tc_gemm_common.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "tc_gemm_12_persistent.cuh needs wgmma and setmaxnreg: compile for sm_90a (e.g. -arch=sm_90a)"
+#endif
+
+namespace smem::tc_gemm {
+
+/// Step 11's tile, ring and warpgroups, plus two 64 x 64 staging panels per consumer.
+struct PersistentShape : TmaStage<128, 256, 64> {
+  static constexpr int kBM = 128, kBN = 256, kBK = 64, kStages = 4, kConsumers = 2;
+  static constexpr int kThreads = 128 * (kConsumers + 1);
+  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+  using LD = TmaTile<64, 64>;  ///< one staging panel of D
+  static constexpr int kPanelElems = 64 * 64;
+  static constexpr unsigned kSmemBytes = kStages * kBytes + kConsumers * 2 * kPanelElems * sizeof(bf16) + 1024;
+};
+
+//! [persistent epilogue]
+/// One consumer warpgroup's epilogue: its 64 x BN accumulators (corner (row0, col0) of D), as alpha
+/// acc + beta C in bf16, through the two staging panels `stage` to a TMA store per 64 columns.
+/// Thread 0 of the warpgroup (`leader`) issues the stores; bar_id is the warpgroup's named barrier.
+template <int BN, class LD>
+__device__ __forceinline__ void store_tile_tma(const float (&d)[BN / 2], bf16* stage, const CUtensorMap* d_map,
+                                               int row0, int col0, int M, int N, float alpha, float beta, const bf16* C,
+                                               int ldc, int bar_id) {
+  const int t = threadIdx.x % 128;
+  const bool leader = t == 0;
+#pragma unroll
+  for (int p = 0; p < BN / 64; ++p) {
+    bf16* buf = stage + (p % 2) * 64 * 64;
+    if (leader) tma_store_wait_read<1>();  // the store that last read buf is done
+    named_barrier(bar_id, 128);
+#pragma unroll
+    for (int j = 8 * p; j < 8 * p + 8; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = 16 * (t / 32) + t % 32 / 4 + 8 * h, c = 8 * (j - 8 * p) + 2 * (t % 4);
+        float v0 = alpha * d[4 * j + 2 * h], v1 = alpha * d[4 * j + 2 * h + 1];
+        const int gr = row0 + r, gc = col0 + 64 * p + c;
+        if (beta != 0.0f && gr < M) {
+          if (gc < N) v0 += beta * __bfloat162float(C[std::size_t(gr) * ldc + gc]);
+          if (gc + 1 < N) v1 += beta * __bfloat162float(C[std::size_t(gr) * ldc + gc + 1]);
+        }
+        *reinterpret_cast<__nv_bfloat162*>(buf + LD::offset(r, c)) = __floats2bfloat162_rn(v0, v1);
+      }
+    fence_proxy_async();  // the writes above, before the async proxy's read
+    named_barrier(bar_id, 128);
+    if (leader) {
+      tma_store(d_map, col0 + 64 * p, row0, buf);
+      tma_store_commit();
+    }
+  }
+}
+//! [persistent epilogue]
+
+//! [persistent kernel]
+template <class S>
+__global__ void __launch_bounds__(S::kThreads, 1)
+    persistent_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
+                      const __grid_constant__ CUtensorMap d_map, int M, int N, int K, float alpha, float beta,
+                      const bf16* C, int ldc) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int BM = S::kBM, BN = S::kBN, BK = S::kBK, kStages = S::kStages;
+  extern __shared__ unsigned char smem_raw[];
+  __shared__ std::uint64_t full[kStages], empty[kStages];
+  bf16* smem = reinterpret_cast<bf16*>(align_1024(smem_raw));
+  const int tiles_n = (N + BN - 1) / BN, tiles_k = (K + BK - 1) / BK;
+  const int num_tiles = (M + BM - 1) / BM * tiles_n;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], S::kConsumers);
+    fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (threadIdx.x < 128) {  // producer: every window of every tile of this block, in order
+    regs_down<S::kProducerRegs>();
+    if (threadIdx.x == 0) {
+      int it = 0;  // windows issued so far: stage it % kStages, its use number
+                   // it / kStages
+      for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x)
+        for (int kt = 0; kt < tiles_k; ++kt, ++it) {
+          const int s = it % kStages;
+          if (it >= kStages) mbar_wait(&empty[s], unsigned(it / kStages - 1) % 2);
+          S::load(smem + s * S::kElems, &a_map, &b_map, tile / tiles_n * BM, tile % tiles_n * BN, kt, &full[s]);
+        }
+    }
+    return;
+  }
+
+  regs_up<S::kConsumerRegs>();
+  const int wg = threadIdx.x / 128 - 1;
+  bf16* staging = smem + kStages * S::kElems + wg * 2 * S::kPanelElems;
+  float acc[BN / 2];
+  int it = 0;
+  for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+    for (int kt = 0; kt < tiles_k; ++kt, ++it) {
+      const int s = it % kStages;
+      mbar_wait(&full[s], unsigned(it / kStages) % 2);
+      const bf16* As = smem + s * S::kElems;
+      const bf16* Bs = As + S::kAElems;
+      fence_acc(acc);
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < BK; kk += 16)
+        wgmma_tile<BN>(acc, a_desc<typename S::LA>(As, 64 * wg, kk), b_desc<typename S::LB>(Bs, kk), kt > 0 || kk > 0);
+      wgmma_commit();
+      wgmma_wait<1>();
+      fence_acc(acc);
+      if (kt > 0 && threadIdx.x % 128 == 0) mbar_arrive(&empty[(it - 1) % kStages]);
+    }
+    wgmma_wait<0>();
+    fence_acc(acc);
+    if (threadIdx.x % 128 == 0) mbar_arrive(&empty[(it - 1) % kStages]);  // the tile's last window
+    store_tile_tma<BN, typename S::LD>(acc, staging, &d_map, tile / tiles_n * BM + 64 * wg, tile % tiles_n * BN, M, N,
+                                       alpha, beta, C, ldc, 1 + wg);
+  }
+  if (threadIdx.x % 128 == 0) tma_store_wait_read<0>();  // staging must outlive the stores' reads
+#else
+  __trap();  // built for a target without wgmma (sm_90 without "a", or sm_100)
+#endif
+}
+//! [persistent kernel]
+
+/// The plan of step 12: one block per SM (at most one per tile); null unless A, B and D have
+/// 16-byte aligned rows.
+inline Plan<TmaStoreKernel> persistent_plan(int M, int N, int, const bf16* A, int lda, const bf16* B, int ldb,
+                                            const bf16*, int, const bf16* D, int ldd) {
+  using S = PersistentShape;
+  const long long tiles_mn = tiles(M, S::kBM) * tiles(N, S::kBN);
+  const int sms = device_sms();
+  const bool ok = tma_rows(A, lda) && tma_rows(B, ldb) && tma_rows(D, ldd) && sms > 0;
+  return grid_plan<TmaStoreKernel>(ok ? persistent_kernel<S> : nullptr, tiles_mn < sms ? tiles_mn : sms,
+                                   dim3(S::kThreads), S::kSmemBytes);
+}
+
+/// D = alpha * A * B + beta * C: step 11 made persistent, with a TMA-store epilogue.
+inline cudaError_t persistent(int M, int N, int K, float alpha, const bf16* A, int lda, const bf16* B, int ldb,
+                              float beta, const bf16* C, int ldc, bf16* D, int ldd, cudaStream_t stream = nullptr) {
+  return launch_tma(persistent_plan, PersistentShape::kBM, PersistentShape::kBK, M, N, K, alpha, A, lda, B, ldb, beta,
+                    C, ldc, D, ldd, stream);
+}
+
+}  // namespace smem::tc_gemm

@@ -1,0 +1,179 @@
+/// \file tc_gemm_13_cluster.cuh
+/// \brief Step 13, clusters of two blocks with TMA multicast of the shared B tile, and a tile order
+/// (rasterization) chosen for L2 reuse.
+///
+/// Change from step 12: the two blocks of a cluster compute vertically adjacent tiles of D, which
+/// need the same B tile in every window. Each block loads its own A tile and only half of B's
+/// panels, with `.multicast::cluster`: one read of L2 lands in both blocks' shared memory and
+/// completes on both blocks' `full` barriers, so L2-to-SM traffic for B halves. Since a block's
+/// copy now writes into its neighbour's stage too, a stage is free only when the consumers of both
+/// blocks have released it: each consumer warpgroup arrives on the `empty` barrier of both blocks
+/// (`mapa` gives the neighbour's address of the same barrier), which counts four arrivals. The
+/// blocks synchronize as a cluster after initializing their barriers and before they exit, so no
+/// copy or arrival reaches a block that is not there.
+///
+/// The tile scheduler walks pairs of tiles in groups of kGroupRows pair-rows, column by column
+/// inside a group: the blocks running at the same time share a few A row-panels and B
+/// column-panels, which stay in L2, instead of sweeping all of B for every row of tiles.
+#pragma once
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "tc_gemm_13_cluster.cuh needs wgmma and thread block clusters: compile for sm_90a (e.g. -arch=sm_90a)"
+#else
+#include "tc_gemm_12_persistent.cuh"  // after the check, so an old target gets one message
+#endif
+
+namespace smem::tc_gemm {
+
+/// Step 12's shape in clusters of two blocks along M, tiles walked in groups of 8 pair-rows.
+struct ClusterShape : PersistentShape {
+  static constexpr int kClusterM = 2, kGroupRows = 8;
+  static constexpr int kEmptyArrivals = kConsumers * kClusterM;
+};
+
+//! [cluster helpers]
+/// This block's rank in its cluster.
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+/// Arrives on the barrier at the same shared-memory offset as `bar` in block `cta` of the cluster.
+__device__ __forceinline__ void mbar_arrive_cluster(std::uint64_t* bar, unsigned cta) {
+  asm volatile(
+      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_u32(bar)),
+      "r"(cta)
+      : "memory");
+}
+/// Every thread of every block of the cluster arrives, then waits for all the others.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile(
+      "barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait."
+      "acquire.aligned;\n" ::
+          : "memory");
+}
+//! [cluster helpers]
+
+//! [cluster kernel]
+template <class S>
+__global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThreads, 1)
+    cluster_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
+                   const __grid_constant__ CUtensorMap d_map, int M, int N, int K, float alpha, float beta,
+                   const bf16* C, int ldc) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int BM = S::kBM, BN = S::kBN, BK = S::kBK, kStages = S::kStages, kCM = S::kClusterM;
+  extern __shared__ unsigned char smem_raw[];
+  __shared__ std::uint64_t full[kStages], empty[kStages];
+  bf16* smem = reinterpret_cast<bf16*>(align_1024(smem_raw));
+  const unsigned rank = cluster_rank();
+  const int tiles_n = (N + BN - 1) / BN, tiles_k = (K + BK - 1) / BK;
+  const int pair_rows = ((M + BM - 1) / BM + kCM - 1) / kCM, num_pairs = pair_rows * tiles_n;
+  const int cluster = blockIdx.x / kCM, clusters = gridDim.x / kCM;
+  // Pair q: its pair-row and column in the grouped order; this block takes row kCM pm + rank.
+  auto tile_of = [&](int q, int& m0, int& n0) {
+    const int first = q / (S::kGroupRows * tiles_n) * S::kGroupRows;
+    const int rows = pair_rows - first < S::kGroupRows ? pair_rows - first : S::kGroupRows;
+    const int in_group = q % (S::kGroupRows * tiles_n);
+    m0 = ((first + in_group % rows) * kCM + int(rank)) * BM;
+    n0 = in_group / rows * BN;
+  };
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], S::kEmptyArrivals);
+    fence_barrier_init();
+  }
+  cluster_sync();  // both blocks' barriers exist before either block copies or
+                   // arrives
+
+  if (threadIdx.x < 128) {  // producer
+    regs_down<S::kProducerRegs>();
+    if (threadIdx.x == 0) {
+      int it = 0;
+      for (int q = cluster; q < num_pairs; q += clusters) {
+        int m0, n0;
+        tile_of(q, m0, n0);
+        for (int kt = 0; kt < tiles_k; ++kt, ++it) {
+          const int s = it % kStages;
+          if (it >= kStages) mbar_wait(&empty[s], unsigned(it / kStages - 1) % 2);  // both blocks released it
+          bf16* As = smem + s * S::kElems;
+          mbar_arrive_expect_tx(&full[s],
+                                S::kBytes);  // own A, all of B (half of it from the neighbour)
+          tma_load(As, &a_map, kt * BK, m0, &full[s]);
+#pragma unroll
+          for (int p = int(rank) * (BN / 64 / kCM); p < int(rank + 1) * (BN / 64 / kCM); ++p)
+            tma_load_multicast(As + S::kAElems + p * S::LB::kPanel, &b_map, n0 + 64 * p, kt * BK, &full[s],
+                               (1u << kCM) - 1);
+        }
+      }
+    }
+  } else {
+    regs_up<S::kConsumerRegs>();
+    const int wg = threadIdx.x / 128 - 1;
+    bf16* staging = smem + kStages * S::kElems + wg * 2 * S::kPanelElems;
+    auto release = [&](int s) {
+      if (threadIdx.x % 128 == 0)
+        for (unsigned cta = 0; cta < unsigned(kCM); ++cta) mbar_arrive_cluster(&empty[s], cta);
+    };
+    float acc[BN / 2];
+    int it = 0;
+    for (int q = cluster; q < num_pairs; q += clusters) {
+      int m0, n0;
+      tile_of(q, m0, n0);
+      for (int kt = 0; kt < tiles_k; ++kt, ++it) {
+        const int s = it % kStages;
+        mbar_wait(&full[s], unsigned(it / kStages) % 2);
+        const bf16* As = smem + s * S::kElems;
+        const bf16* Bs = As + S::kAElems;
+        fence_acc(acc);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += 16)
+          wgmma_tile<BN>(acc, a_desc<typename S::LA>(As, 64 * wg, kk), b_desc<typename S::LB>(Bs, kk),
+                         kt > 0 || kk > 0);
+        wgmma_commit();
+        wgmma_wait<1>();
+        fence_acc(acc);
+        if (kt > 0) release((it - 1) % kStages);
+      }
+      wgmma_wait<0>();
+      fence_acc(acc);
+      release((it - 1) % kStages);
+      store_tile_tma<BN, typename S::LD>(acc, staging, &d_map, m0 + 64 * wg, n0, M, N, alpha, beta, C, ldc, 1 + wg);
+    }
+    if (threadIdx.x % 128 == 0) tma_store_wait_read<0>();
+  }
+  cluster_sync();  // no block leaves while its neighbour may still copy into it
+                   // or arrive on it
+#else
+  __trap();  // built for a target without wgmma (sm_90 without "a", or sm_100)
+#endif
+}
+//! [cluster kernel]
+
+/// The plan of step 13: a whole number of clusters, one block per SM at most, no more clusters than
+/// pairs of tiles; null unless A, B and D have 16-byte aligned rows.
+inline Plan<TmaStoreKernel> cluster_plan(int M, int N, int, const bf16* A, int lda, const bf16* B, int ldb, const bf16*,
+                                         int, const bf16* D, int ldd) {
+  using S = ClusterShape;
+  const long long pairs = (tiles(M, S::kBM) + S::kClusterM - 1) / S::kClusterM * tiles(N, S::kBN);
+  const int clusters = device_sms() / S::kClusterM;
+  const bool ok = tma_rows(A, lda) && tma_rows(B, ldb) && tma_rows(D, ldd) && clusters > 0;
+  return grid_plan<TmaStoreKernel>(ok ? cluster_kernel<S> : nullptr,
+                                   S::kClusterM * (pairs < clusters ? pairs : clusters), dim3(S::kThreads),
+                                   S::kSmemBytes);
+}
+
+/// D = alpha * A * B + beta * C: step 12 in clusters of two with B multicast, grouped tile order.
+inline cudaError_t cluster(int M, int N, int K, float alpha, const bf16* A, int lda, const bf16* B, int ldb, float beta,
+                           const bf16* C, int ldc, bf16* D, int ldd, cudaStream_t stream = nullptr) {
+  return launch_tma(cluster_plan, ClusterShape::kBM, ClusterShape::kBK, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, D,
+                    ldd, stream);
+}
+
+}  // namespace smem::tc_gemm
