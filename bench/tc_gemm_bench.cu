@@ -119,6 +119,21 @@ void register_shape_candidate(Shape s) {
   });
 }
 
+#if defined(SMEM_TC_GEMM_SM90A)
+// With SMEM_TC_TUNE=1: step 13's kernel with other shapes (step 14's candidates), named
+// tune_hopper_<BN>_<stages>_<cluster_m>_<group_rows>.
+template <int BN, int S, int CM, int G>
+void register_hopper_candidate(Shape s) {
+  using T = tc::ClusterShapeOf<BN, S, CM, G>;
+  const std::string v = "tune_hopper_" + std::to_string(BN) + "_" + std::to_string(S) + "_" + std::to_string(CM) + "_" +
+                        std::to_string(G);
+  register_one(v, s, [=](const bf16* A, const bf16* B, bf16* D) {
+    auto plan = [](int M, int N, int, const bf16* a, int lda, const bf16* b, int ldb, const bf16*, int, const bf16* d,
+                   int ldd) { return tc::cluster_plan_with<T>(M, N, a, lda, b, ldb, d, ldd); };
+    return tc::launch_tma(+plan, T::kBM, T::kBK, s.M, s.N, s.K, 1.0f, A, s.K, B, s.N, 0.0f, D, s.N, D, s.N, nullptr);
+  });
+}
+#endif
 const bool registered = [] {
   smem::bench::add_steps_context(
       "tc_gemm", "cublas",
@@ -146,6 +161,16 @@ const bool registered = [] {
       register_shape_candidate<128, 128, 64, 64, 64, 4>(s);
       register_shape_candidate<64, 256, 64, 32, 64, 3>(s);
       register_shape_candidate<128, 64, 64, 64, 32, 4>(s);
+#if defined(SMEM_TC_GEMM_SM90A)
+      register_hopper_candidate<256, 4, 2, 8>(s);
+      register_hopper_candidate<256, 3, 2, 8>(s);
+      register_hopper_candidate<256, 4, 2, 4>(s);
+      register_hopper_candidate<256, 4, 2, 16>(s);
+      register_hopper_candidate<256, 4, 1, 8>(s);
+      register_hopper_candidate<256, 4, 1, 16>(s);
+      register_hopper_candidate<128, 6, 2, 8>(s);
+      register_hopper_candidate<128, 6, 1, 8>(s);
+#endif
     }
   return true;
 }();

@@ -201,6 +201,8 @@ TEST_SUITE("host") {
     check_arch_message("tc_gemm", "tc_gemm_09_wgmma.cuh", "80", "needs wgmma: compile for sm_90a");
     check_arch_message("tc_gemm", "tc_gemm_13_cluster.cuh", "80",
                        "needs wgmma and thread block clusters: compile for sm_90a");
+    check_arch_message("tc_gemm", "tc_gemm_14_tuned_hopper.cuh", "80",
+                       "needs wgmma and thread block clusters: compile for sm_90a");
   }
 
   TEST_CASE("copy: the tensor-core family header builds for sm_80 without its Hopper steps") {

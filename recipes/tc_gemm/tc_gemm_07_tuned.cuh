@@ -27,34 +27,6 @@ namespace smem::tc_gemm {
 
 namespace detail {
 
-/// What decides the best shape on a GPU.
-struct GpuKey {
-  int cc, sms, smem_per_sm, regs_per_sm;
-};
-
-/// The current device's GpuKey, read once per device (all zero on error).
-inline GpuKey gpu_key() {
-  constexpr int kMaxDevices = 64;
-  static GpuKey keys[kMaxDevices];
-  static std::atomic<int> state[kMaxDevices];  // 0 unread, 1 being read, 2 ready
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return {};
-  int expected = 0;
-  if (state[dev].compare_exchange_strong(expected, 1)) {
-    int major = 0, minor = 0, sms = 0, smem = 0, regs = 0;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess &&
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
-        cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) == cudaSuccess &&
-        cudaDeviceGetAttribute(&regs, cudaDevAttrMaxRegistersPerMultiprocessor, dev) == cudaSuccess)
-      keys[dev] = {major * 10 + minor, sms, smem, regs};
-    state[dev].store(2);
-  }
-  while (state[dev].load() != 2) {
-  }
-  return keys[dev];
-}
-
 /// Blocks of shape S's kernel one SM holds at once, once per device; 0 when it does not fit.
 template <class S>
 int resident_blocks() {

@@ -11,7 +11,9 @@
 ///
 /// The epilogue: each consumer warpgroup converts its 64 x 256 accumulators to bf16 one 64 x 64
 /// panel at a time into a swizzled staging buffer (TmaTile, conflict-free 4-byte writes), and one
-/// thread stores the panel with `cp.async.bulk.tensor` (the part past D is clipped by the copy).
+/// thread stores the panel with `cp.async.bulk.tensor` (rows past M are clipped by the copy; a panel
+/// that ends inside a 16-byte chunk of a row is stored by the threads; store_tile_tma in
+/// tc_gemm_common.cuh, shared with steps 13 and 14).
 /// Two staging buffers per warpgroup alternate, so converting a panel overlaps storing the one
 /// before. D too must then have 16-byte aligned rows (cudaErrorInvalidValue otherwise).
 #pragma once
@@ -30,59 +32,14 @@
 namespace smem::tc_gemm {
 
 /// Step 11's tile, ring and warpgroups, plus two 64 x 64 staging panels per consumer.
-struct PersistentShape : TmaStage<128, 256, 64> {
-  static constexpr int kBM = 128, kBN = 256, kBK = 64, kStages = 4, kConsumers = 2;
-  static constexpr int kThreads = 128 * (kConsumers + 1);
-  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
-  using LD = TmaTile<64, 64>;  ///< one staging panel of D
-  static constexpr int kPanelElems = 64 * 64;
-  static constexpr unsigned kSmemBytes = kStages * kBytes + kConsumers * 2 * kPanelElems * sizeof(bf16) + 1024;
-};
-
-//! [persistent epilogue]
-/// One consumer warpgroup's epilogue: its 64 x BN accumulators (corner (row0, col0) of D), as alpha
-/// acc + beta C in bf16, through the two staging panels `stage` to a TMA store per 64 columns.
-/// Thread 0 of the warpgroup (`leader`) issues the stores; bar_id is the warpgroup's named barrier.
-template <int BN, class LD>
-__device__ __forceinline__ void store_tile_tma(const float (&d)[BN / 2], bf16* stage, const CUtensorMap* d_map,
-                                               int row0, int col0, int M, int N, float alpha, float beta, const bf16* C,
-                                               int ldc, int bar_id) {
-  const int t = threadIdx.x % 128;
-  const bool leader = t == 0;
-#pragma unroll
-  for (int p = 0; p < BN / 64; ++p) {
-    bf16* buf = stage + (p % 2) * 64 * 64;
-    if (leader) tma_store_wait_read<1>();  // the store that last read buf is done
-    named_barrier(bar_id, 128);
-#pragma unroll
-    for (int j = 8 * p; j < 8 * p + 8; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = 16 * (t / 32) + t % 32 / 4 + 8 * h, c = 8 * (j - 8 * p) + 2 * (t % 4);
-        float v0 = alpha * d[4 * j + 2 * h], v1 = alpha * d[4 * j + 2 * h + 1];
-        const int gr = row0 + r, gc = col0 + 64 * p + c;
-        if (beta != 0.0f && gr < M) {
-          if (gc < N) v0 += beta * __bfloat162float(C[std::size_t(gr) * ldc + gc]);
-          if (gc + 1 < N) v1 += beta * __bfloat162float(C[std::size_t(gr) * ldc + gc + 1]);
-        }
-        *reinterpret_cast<__nv_bfloat162*>(buf + LD::offset(r, c)) = __floats2bfloat162_rn(v0, v1);
-      }
-    fence_proxy_async();  // the writes above, before the async proxy's read
-    named_barrier(bar_id, 128);
-    if (leader) {
-      tma_store(d_map, col0 + 64 * p, row0, buf);
-      tma_store_commit();
-    }
-  }
-}
-//! [persistent epilogue]
+using PersistentShape = PersistentShapeOf<256, 4>;
 
 //! [persistent kernel]
 template <class S>
 __global__ void __launch_bounds__(S::kThreads, 1)
     persistent_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
                       const __grid_constant__ CUtensorMap d_map, int M, int N, int K, float alpha, float beta,
-                      const bf16* C, int ldc) {
+                      const bf16* C, int ldc, bf16* D, int ldd) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int BM = S::kBM, BN = S::kBN, BK = S::kBK, kStages = S::kStages;
   extern __shared__ unsigned char smem_raw[];
@@ -137,7 +94,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     fence_acc(acc);
     if (threadIdx.x % 128 == 0) mbar_arrive(&empty[(it - 1) % kStages]);  // the tile's last window
     store_tile_tma<BN, typename S::LD>(acc, staging, &d_map, tile / tiles_n * BM + 64 * wg, tile % tiles_n * BN, M, N,
-                                       alpha, beta, C, ldc, 1 + wg);
+                                       alpha, beta, C, ldc, D, ldd, 1 + wg);
   }
   if (threadIdx.x % 128 == 0) tma_store_wait_read<0>();  // staging must outlive the stores' reads
 #else
@@ -152,7 +109,7 @@ inline Plan<TmaStoreKernel> persistent_plan(int M, int N, int, const bf16* A, in
                                             const bf16*, int, const bf16* D, int ldd) {
   using S = PersistentShape;
   const long long tiles_mn = tiles(M, S::kBM) * tiles(N, S::kBN);
-  const int sms = device_sms();
+  const int sms = detail::gpu_key().sms;
   const bool ok = tma_rows(A, lda) && tma_rows(B, ldb) && tma_rows(D, ldd) && sms > 0;
   return grid_plan<TmaStoreKernel>(ok ? persistent_kernel<S> : nullptr, tiles_mn < sms ? tiles_mn : sms,
                                    dim3(S::kThreads), S::kSmemBytes);

@@ -22,19 +22,24 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "tc_gemm_common.cuh"
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "tc_gemm_13_cluster.cuh needs wgmma and thread block clusters: compile for sm_90a (e.g. -arch=sm_90a)"
-#else
-#include "tc_gemm_12_persistent.cuh"  // after the check, so an old target gets one message
 #endif
 
 namespace smem::tc_gemm {
 
-/// Step 12's shape in clusters of two blocks along M, tiles walked in groups of 8 pair-rows.
-struct ClusterShape : PersistentShape {
-  static constexpr int kClusterM = 2, kGroupRows = 8;
-  static constexpr int kEmptyArrivals = kConsumers * kClusterM;
+/// Step 12's tile (128 x BN, a ring of Stages) in clusters of ClusterM blocks along M, the tiles
+/// walked in groups of GroupRows cluster-rows.
+template <int BN, int Stages, int ClusterM, int GroupRows>
+struct ClusterShapeOf : PersistentShapeOf<BN, Stages> {
+  static constexpr int kClusterM = ClusterM, kGroupRows = GroupRows;
+  static constexpr int kEmptyArrivals = PersistentShapeOf<BN, Stages>::kConsumers * kClusterM;
+  static_assert(BN / 64 % ClusterM == 0, "each block multicasts a whole number of B panels");
 };
+/// Step 13's shape: step 12's tile, clusters of two, groups of 8 pair-rows.
+using ClusterShape = ClusterShapeOf<256, 4, 2, 8>;
 
 //! [cluster helpers]
 /// This block's rank in its cluster.
@@ -44,10 +49,12 @@ __device__ __forceinline__ unsigned cluster_rank() {
   return r;
 }
 /// Arrives on the barrier at the same shared-memory offset as `bar` in block `cta` of the cluster.
+/// Plain (.release.cta) semantics: the only reads it orders are the wgmma reads already waited
+/// for, and a .release.cluster arrive would add a memory fence to every release of a stage.
 __device__ __forceinline__ void mbar_arrive_cluster(std::uint64_t* bar, unsigned cta) {
   asm volatile(
       "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_u32(bar)),
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_u32(bar)),
       "r"(cta)
       : "memory");
 }
@@ -65,7 +72,7 @@ template <class S>
 __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThreads, 1)
     cluster_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
                    const __grid_constant__ CUtensorMap d_map, int M, int N, int K, float alpha, float beta,
-                   const bf16* C, int ldc) {
+                   const bf16* C, int ldc, bf16* D, int ldd) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int BM = S::kBM, BN = S::kBN, BK = S::kBK, kStages = S::kStages, kCM = S::kClusterM;
   extern __shared__ unsigned char smem_raw[];
@@ -144,7 +151,8 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
       wgmma_wait<0>();
       fence_acc(acc);
       release((it - 1) % kStages);
-      store_tile_tma<BN, typename S::LD>(acc, staging, &d_map, m0 + 64 * wg, n0, M, N, alpha, beta, C, ldc, 1 + wg);
+      store_tile_tma<BN, typename S::LD>(acc, staging, &d_map, m0 + 64 * wg, n0, M, N, alpha, beta, C, ldc, D, ldd,
+                                         1 + wg);
     }
     if (threadIdx.x % 128 == 0) tma_store_wait_read<0>();
   }
@@ -156,17 +164,23 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
 }
 //! [cluster kernel]
 
-/// The plan of step 13: a whole number of clusters, one block per SM at most, no more clusters than
-/// pairs of tiles; null unless A, B and D have 16-byte aligned rows.
-inline Plan<TmaStoreKernel> cluster_plan(int M, int N, int, const bf16* A, int lda, const bf16* B, int ldb, const bf16*,
-                                         int, const bf16* D, int ldd) {
-  using S = ClusterShape;
+/// The plan of cluster_kernel<S>: a whole number of clusters, one block per SM at most, no more
+/// clusters than cluster-tiles; null unless A, B and D have 16-byte aligned rows.
+template <class S>
+Plan<TmaStoreKernel> cluster_plan_with(int M, int N, const bf16* A, int lda, const bf16* B, int ldb, const bf16* D,
+                                       int ldd) {
   const long long pairs = (tiles(M, S::kBM) + S::kClusterM - 1) / S::kClusterM * tiles(N, S::kBN);
-  const int clusters = device_sms() / S::kClusterM;
+  const int clusters = detail::gpu_key().sms / S::kClusterM;
   const bool ok = tma_rows(A, lda) && tma_rows(B, ldb) && tma_rows(D, ldd) && clusters > 0;
   return grid_plan<TmaStoreKernel>(ok ? cluster_kernel<S> : nullptr,
                                    S::kClusterM * (pairs < clusters ? pairs : clusters), dim3(S::kThreads),
                                    S::kSmemBytes);
+}
+
+/// The plan of step 13.
+inline Plan<TmaStoreKernel> cluster_plan(int M, int N, int, const bf16* A, int lda, const bf16* B, int ldb, const bf16*,
+                                         int, const bf16* D, int ldd) {
+  return cluster_plan_with<ClusterShape>(M, N, A, lda, B, ldb, D, ldd);
 }
 
 /// D = alpha * A * B + beta * C: step 12 in clusters of two with B multicast, grouped tile order.

@@ -401,27 +401,45 @@ inline bool make_tile_map(CUtensorMap* map, const bf16* g, int rows, int cols, i
 }
 //! [tensor map]
 
-/// The current device's SM count, read once per device (0 on error): the persistent steps launch
-/// one block per SM.
-inline int device_sms() {
+namespace detail {
+
+/// What decides the best shape on a GPU.
+struct GpuKey {
+  int cc, sms, smem_per_sm, regs_per_sm;
+};
+
+/// The current device's GpuKey, read once per device (all zero on error).
+inline GpuKey gpu_key() {
   constexpr int kMaxDevices = 64;
-  static std::atomic<int> cache[kMaxDevices];  // SMs + 1; 0 unread
+  static GpuKey keys[kMaxDevices];
+  static std::atomic<int> state[kMaxDevices];  // 0 unread, 1 being read, 2 ready
   int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return 0;
-  if (const int c = cache[dev].load(std::memory_order_relaxed); c > 0) return c - 1;
-  int sms = 0;
-  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) sms = 0;
-  cache[dev].store(sms + 1, std::memory_order_relaxed);
-  return sms;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return {};
+  int expected = 0;
+  if (state[dev].compare_exchange_strong(expected, 1)) {
+    int major = 0, minor = 0, sms = 0, smem = 0, regs = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&regs, cudaDevAttrMaxRegistersPerMultiprocessor, dev) == cudaSuccess)
+      keys[dev] = {major * 10 + minor, sms, smem, regs};
+    state[dev].store(2);
+  }
+  while (state[dev].load() != 2) {
+  }
+  return keys[dev];
 }
+
+}  // namespace detail
 
 /// The kernel of steps 8 to 11: (a_map, b_map, M, N, K, alpha, beta, C, ldc, D, ldd).
 using TmaKernel = void (*)(const CUtensorMap, const CUtensorMap, int, int, int, float, float, const bf16*, int, bf16*,
                            int);
 /// The kernel of steps 12 and later, which store D with TMA: (a_map, b_map, d_map, M, N, K, alpha,
-/// beta, C, ldc).
+/// beta, C, ldc, D, ldd); D itself for the columns TMA cannot store alone (see store_tile_tma).
 using TmaStoreKernel = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, int, int, int, float, float,
-                                const bf16*, int);
+                                const bf16*, int, bf16*, int);
 
 /// A Hopper step's launch: the argument checks, then the tensor maps of A (boxes of a_rows x 64), B
 /// (boxes of b_rows x 64) and, for a TmaStoreKernel, D (boxes of 64 x 64), then the plan's kernel.
@@ -441,7 +459,7 @@ cudaError_t launch_tma(Plan<Kernel> (*plan_of)(int, int, int, const bf16*, int, 
   if constexpr (std::is_same_v<Kernel, TmaStoreKernel>) {
     CUtensorMap d_map;
     if (!make_tile_map(&d_map, D, M, N, ldd, 64)) return cudaErrorInvalidValue;
-    return launch(p, stream, a_map, b_map, d_map, M, N, K, alpha, beta, C, ldc);
+    return launch(p, stream, a_map, b_map, d_map, M, N, K, alpha, beta, C, ldc, D, ldd);
   } else {
     return launch(p, stream, a_map, b_map, M, N, K, alpha, beta, C, ldc, D, ldd);
   }
@@ -696,5 +714,65 @@ __device__ __forceinline__ void store_wgmma_acc(const float (&d)[N / 2], int row
     }
 }
 //! [wgmma epilogue]
+
+/// The warp-specialized tile of steps 12 to 14: 128 x BN x 64 windows in a ring of Stages, one
+/// producer warpgroup and two consumer warpgroups of 64 x BN each, plus two 64 x 64 staging
+/// panels of D per consumer for the TMA-store epilogue.
+template <int BN, int Stages>
+struct PersistentShapeOf : TmaStage<128, BN, 64> {
+  static constexpr int kBM = 128, kBN = BN, kBK = 64, kStages = Stages, kConsumers = 2;
+  static constexpr int kThreads = 128 * (kConsumers + 1);
+  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+  using LD = TmaTile<64, 64>;  ///< one staging panel of D
+  static constexpr int kPanelElems = 64 * 64;
+  static constexpr unsigned kSmemBytes =
+      kStages * TmaStage<128, BN, 64>::kBytes + kConsumers * 2 * kPanelElems * sizeof(bf16) + 1024;
+};
+
+//! [tma epilogue]
+/// One consumer warpgroup's epilogue: its 64 x BN accumulators (corner (row0, col0) of D), as alpha
+/// acc + beta C in bf16, through the two staging panels `stage` to a TMA store per 64 columns.
+/// Thread 0 of the warpgroup (`leader`) issues the stores; bar_id is the warpgroup's named barrier.
+/// A TMA store clips at 16-byte chunks of a row, not at elements: where N is not a multiple of 8,
+/// the panel holding column N would overwrite up to 7 elements past it, so the threads store that
+/// panel themselves, straight to D.
+template <int BN, class LD>
+__device__ __forceinline__ void store_tile_tma(const float (&d)[BN / 2], bf16* stage, const CUtensorMap* d_map,
+                                               int row0, int col0, int M, int N, float alpha, float beta, const bf16* C,
+                                               int ldc, bf16* D, int ldd, int bar_id) {
+  const int t = threadIdx.x % 128;
+  const bool leader = t == 0;
+#pragma unroll
+  for (int p = 0; p < BN / 64; ++p) {
+    if (N % 8 != 0 && col0 + 64 * (p + 1) > N) {  // the same for the whole warpgroup
+      store_wgmma_acc<64>(*reinterpret_cast<const float(*)[32]>(d + 32 * p), row0, col0 + 64 * p, M, N, alpha, beta, C,
+                          ldc, D, ldd);
+      continue;
+    }
+    bf16* buf = stage + (p % 2) * 64 * 64;
+    if (leader) tma_store_wait_read<1>();  // the store that last read buf is done
+    named_barrier(bar_id, 128);
+#pragma unroll
+    for (int j = 8 * p; j < 8 * p + 8; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = 16 * (t / 32) + t % 32 / 4 + 8 * h, c = 8 * (j - 8 * p) + 2 * (t % 4);
+        float v0 = alpha * d[4 * j + 2 * h], v1 = alpha * d[4 * j + 2 * h + 1];
+        const int gr = row0 + r, gc = col0 + 64 * p + c;
+        if (beta != 0.0f && gr < M) {
+          if (gc < N) v0 += beta * __bfloat162float(C[std::size_t(gr) * ldc + gc]);
+          if (gc + 1 < N) v1 += beta * __bfloat162float(C[std::size_t(gr) * ldc + gc + 1]);
+        }
+        *reinterpret_cast<__nv_bfloat162*>(buf + LD::offset(r, c)) = __floats2bfloat162_rn(v0, v1);
+      }
+    fence_proxy_async();  // the writes above, before the async proxy's read
+    named_barrier(bar_id, 128);
+    if (leader) {
+      tma_store(d_map, col0 + 64 * p, row0, buf);
+      tma_store_commit();
+    }
+  }
+}
+//! [tma epilogue]
 
 }  // namespace smem::tc_gemm
