@@ -31,10 +31,12 @@
 namespace smem::tc_gemm {
 
 /// Step 12's tile (128 x BN, a ring of Stages) in clusters of ClusterM blocks along M, the tiles
-/// walked in groups of GroupRows cluster-rows.
-template <int BN, int Stages, int ClusterM, int GroupRows>
+/// walked in groups of GroupRows cluster-rows; D stored through shared memory and TMA, or (with
+/// TmaEpilogue false) straight from the registers.
+template <int BN, int Stages, int ClusterM, int GroupRows, bool TmaEpilogue = true>
 struct ClusterShapeOf : PersistentShapeOf<BN, Stages> {
   static constexpr int kClusterM = ClusterM, kGroupRows = GroupRows;
+  static constexpr bool kTmaEpilogue = TmaEpilogue;
   static constexpr int kEmptyArrivals = PersistentShapeOf<BN, Stages>::kConsumers * kClusterM;
   static_assert(BN / 64 % ClusterM == 0, "each block multicasts a whole number of B panels");
 };
@@ -109,8 +111,11 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
           const int s = it % kStages;
           if (it >= kStages) mbar_wait(&empty[s], unsigned(it / kStages - 1) % 2);  // both blocks released it
           bf16* As = smem + s * S::kElems;
-          mbar_arrive_expect_tx(&full[s],
-                                S::kBytes);  // own A, all of B (half of it from the neighbour)
+          if constexpr (kCM == 1) {  // a cluster of one (a tuning candidate): step 12's loads
+            S::load(As, &a_map, &b_map, m0, n0, kt, &full[s]);
+            continue;
+          }
+          mbar_arrive_expect_tx(&full[s], S::kBytes);  // own A, all of B (half of it from the neighbour)
           tma_load(As, &a_map, kt * BK, m0, &full[s]);
 #pragma unroll
           for (int p = int(rank) * (BN / 64 / kCM); p < int(rank + 1) * (BN / 64 / kCM); ++p)
@@ -124,8 +129,12 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
     const int wg = threadIdx.x / 128 - 1;
     bf16* staging = smem + kStages * S::kElems + wg * 2 * S::kPanelElems;
     auto release = [&](int s) {
-      if (threadIdx.x % 128 == 0)
+      if (threadIdx.x % 128 != 0) return;
+      if constexpr (kCM == 1) {
+        mbar_arrive(&empty[s]);
+      } else {
         for (unsigned cta = 0; cta < unsigned(kCM); ++cta) mbar_arrive_cluster(&empty[s], cta);
+      }
     };
     float acc[BN / 2];
     int it = 0;
@@ -151,8 +160,11 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
       wgmma_wait<0>();
       fence_acc(acc);
       release((it - 1) % kStages);
-      store_tile_tma<BN, typename S::LD>(acc, staging, &d_map, m0 + 64 * wg, n0, M, N, alpha, beta, C, ldc, D, ldd,
-                                         1 + wg);
+      if constexpr (S::kTmaEpilogue)
+        store_tile_tma<BN, typename S::LD>(acc, staging, &d_map, m0 + 64 * wg, n0, M, N, alpha, beta, C, ldc, D, ldd,
+                                           1 + wg);
+      else  // a tuning candidate: step 11's stores straight from the registers
+        store_wgmma_acc<BN>(acc, m0 + 64 * wg, n0, M, N, alpha, beta, C, ldc, D, ldd);
     }
     if (threadIdx.x % 128 == 0) tma_store_wait_read<0>();
   }

@@ -12,8 +12,8 @@
 /// The selection is step 7's: a table keyed on compute capability, SM count, shared memory and
 /// registers per SM, one entry per output-size class, filled from the benchmark's candidate
 /// timings (SMEM_TC_TUNE=1 times every candidate shape); where the table has no entry, a rule:
-/// 128 x 128 tiles while the 128 x 256 ones would not give every SM one, step 13's shape
-/// otherwise.
+/// 128 x 128 tiles while the 128 x 256 ones would leave more than half the SMs idle, step 13's
+/// shape otherwise.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -22,12 +22,13 @@
 /// The tuned table: X(cc, sms, smem_per_sm, regs_per_sm, max_mn, BN, stages, cluster_m,
 /// group_rows), first match wins; entries of one GPU in increasing max_mn.
 // BEGIN TUNED HOPPER TABLE
-#define SMEM_TC_HOPPER_TUNED_TABLE(X)
+#define SMEM_TC_HOPPER_TUNED_TABLE(X) \
+  X(90, 132, 233472, 65536, 4194304, 256, 4, 2, 16) /* H100 SXM: tune_hopper_* at 2048^3 */
 // END TUNED HOPPER TABLE
 
 namespace smem::tc_gemm {
 
-/// The rule's shape for a D with fewer 128 x 256 tiles than SMs.
+/// The rule's shape for a D with fewer 128 x 256 tiles than half the SMs.
 using NarrowClusterShape = ClusterShapeOf<128, 6, 2, 8>;
 
 //! [tuned hopper dispatch]
@@ -43,7 +44,7 @@ inline Plan<TmaStoreKernel> tuned_hopper_plan(int M, int N, int, const bf16* A, 
     return cluster_plan_with<ClusterShapeOf<BN, STAGES, CLUSTER_M, GROUP_ROWS>>(M, N, A, lda, B, ldb, D, ldd);
   SMEM_TC_HOPPER_TUNED_TABLE(SMEM_TC_HOPPER_TUNED_CASE)
 #undef SMEM_TC_HOPPER_TUNED_CASE
-  if (tiles(M, ClusterShape::kBM) * tiles(N, ClusterShape::kBN) < key.sms)
+  if (2 * tiles(M, ClusterShape::kBM) * tiles(N, ClusterShape::kBN) < key.sms)
     return cluster_plan_with<NarrowClusterShape>(M, N, A, lda, B, ldb, D, ldd);
   return cluster_plan_with<ClusterShape>(M, N, A, lda, B, ldb, D, ldd);
 }
