@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -43,10 +44,14 @@ class L2Flush {
 
 /// Times `launch()` (which must return cudaError_t) with CUDA events, one launch per benchmark
 /// iteration, after one untimed warm-up launch; sets the manual iteration time. With `flush`
-/// set, the L2 cache is evicted before every timed launch. Returns the total timed seconds.
+/// set, the L2 cache is evicted before every timed launch. With `warm_seconds`, the untimed
+/// launches go on for that long first: a kernel that runs the GPU at full power for more than a
+/// few milliseconds lowers its clocks to the power cap, and timing it only once it has done so
+/// keeps the time from depending on what ran before. Returns the total timed seconds.
 /// A failed launch ends the benchmark with an error instead of a time.
 template <class Launch>
-double time_kernel(benchmark::State& state, Launch&& launch, bool flush, cudaStream_t s = nullptr) {
+double time_kernel(benchmark::State& state, Launch&& launch, bool flush, cudaStream_t s = nullptr,
+                   double warm_seconds = 0) {
   L2Flush* l2 = nullptr;
   static L2Flush* shared = nullptr;  // one flush buffer per process
   if (flush) l2 = shared ? shared : (shared = new L2Flush());
@@ -56,6 +61,12 @@ double time_kernel(benchmark::State& state, Launch&& launch, bool flush, cudaStr
   double total = 0;
   cudaError_t err = launch();
   if (err == cudaSuccess) err = cudaStreamSynchronize(s);
+  const auto warm_start = std::chrono::steady_clock::now();
+  while (err == cudaSuccess &&
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - warm_start).count() < warm_seconds) {
+    err = launch();
+    if (err == cudaSuccess) err = cudaStreamSynchronize(s);
+  }
   for (auto _ : state) {
     if (err != cudaSuccess) break;
     if (l2) l2->run(s);
