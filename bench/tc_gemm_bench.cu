@@ -175,6 +175,9 @@ const bool registered = [] {
       register_hopper_candidate<256, 4, 1, 16>(s);
       register_hopper_candidate<128, 6, 2, 8>(s);
       register_hopper_candidate<128, 6, 1, 8>(s);
+      register_hopper_candidate<256, 4, 1, 1>(s);
+      register_hopper_candidate<256, 4, 2, 1>(s);
+      register_hopper_candidate<128, 6, 2, 16>(s);
       register_hopper_candidate<256, 4, 2, 8, false>(s);
       register_hopper_candidate<256, 4, 1, 8, false>(s);
       register_hopper_candidate<128, 6, 2, 8, false>(s);
