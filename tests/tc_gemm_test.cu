@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "bank_evidence.hpp"
@@ -274,6 +275,35 @@ TEST_SUITE("host") {
       }
   }
 
+#if defined(SMEM_TC_GEMM_SM90A)
+  // The 128-byte swizzle that TMA writes (TmaTile): 16-byte chunk c of row r lands at chunk
+  // c ^ (r % 8) of its 128-byte row.
+  TEST_CASE("tc_gemm bank model: TMA's 128-byte swizzle is conflict-free for ldmatrix and the staging writes") {
+    using TA = tc::TmaStage<128, 256, 64>::LA;
+    using TB = tc::TmaStage<128, 256, 64>::LB;
+    for (int kk = 0; kk < 64; kk += 16)
+      for (int i = 0; i < 4; ++i) {
+        CAPTURE(kk);
+        CAPTURE(i);
+        CHECK(a_ldmatrix<TA>(i, kk).conflict_free());  // step 8's fragments
+        CHECK(b_ldmatrix<TB>(i, kk).conflict_free());
+      }
+    // The TMA-store epilogue: lane l of warp w writes the bf16 pair at (16 w + l / 4 + 8 h,
+    // 8 j + 2 (l % 4)) of a 64 x 64 staging panel. Eight rows of one 4-byte column of a plain
+    // 128-byte-row panel share a bank (8-way); the swizzle spreads them over all 32 banks.
+    for (int w = 0; w < 4; ++w)
+      for (int j = 0; j < 8; ++j)
+        for (int h = 0; h < 2; ++h) {
+          auto at = [&](int l) { return std::make_pair(16 * w + l / 4 + 8 * h, 8 * j + 2 * (l % 4)); };
+          const auto swizzled =
+              cost_of([&](int l) { return tc::TmaTile<64, 64>::offset(at(l).first, at(l).second) * 2; }, 4);
+          const auto plain = cost_of([&](int l) { return (at(l).first * 64 + at(l).second) * 2; }, 4);
+          CHECK(swizzled.conflict_free());
+          CHECK(plain.wavefronts == 8 * plain.phases);
+        }
+  }
+#endif
+
   TEST_CASE("tc_gemm contract: what check_args() makes of degenerate, in-place and overlapping operands") {
     std::vector<bf16> buf(4 * 64 * 64);
     bf16 *A = buf.data(), *B = A + 64 * 64, *C = B + 64 * 64, *D = C + 64 * 64;
@@ -306,10 +336,23 @@ TEST_SUITE("host") {
       const std::string v = m.benchmark.substr(8, m.benchmark.find('/', 8) - 8);
       const int a = v == "mma_ldmatrix" ? a_ldmatrix<tc::LdmatrixA>(0, 0).wavefronts
                     : v == "padded"     ? a_ldmatrix<tc::PaddedA>(0, 0).wavefronts
+                    : v == "tma"        ? a_ldmatrix<tc::TmaTile<128, 64>>(0, 0).wavefronts
                                         : a_ldmatrix<tc::SwizzledA>(0, 0).wavefronts;
       CHECK(m["sass_ldsm_wavefronts_per_instruction"] == doctest::Approx(a).epsilon(0.001));
       if (v == "mma_ldmatrix" || v == "padded" || v == "swizzled")
         CHECK(m["sass_st_wavefronts_per_instruction"] == doctest::Approx(4).epsilon(0.001));
+      ++compared;
+    }
+    // The Hopper steps that stage D for a TMA store (12 on): only the staging writes are
+    // shared-memory stores, one wavefront each (TmaTile, above).
+    for (const auto& m : smem::test::load_bank_measurements(SMEM_RESULTS_DIR)) {
+      const bool staged = m.benchmark.rfind("tc_gemm/persistent/", 0) == 0 ||
+                          m.benchmark.rfind("tc_gemm/cluster/", 0) == 0 ||
+                          m.benchmark.rfind("tc_gemm/tuned_hopper/", 0) == 0;
+      if (!staged || !m.has("sass_st_instructions") || m["sass_st_instructions"] == 0) continue;
+      CAPTURE(m.gpu_file);
+      CAPTURE(m.benchmark);
+      CHECK(m["sass_st_wavefronts_per_instruction"] == doctest::Approx(1).epsilon(0.001));
       ++compared;
     }
     MESSAGE("compared " << compared << " tc_gemm kernels with their measurements");
