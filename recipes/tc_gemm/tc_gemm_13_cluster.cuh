@@ -176,7 +176,7 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
 }
 //! [cluster kernel]
 
-/// The plan of cluster_kernel<S>: a whole number of clusters, one block per SM at most, no more
+/// The plan of `cluster_kernel<S>`: a whole number of clusters, one block per SM at most, no more
 /// clusters than cluster-tiles; null unless A, B and D have 16-byte aligned rows.
 template <class S>
 Plan<TmaStoreKernel> cluster_plan_with(int M, int N, const bf16* A, int lda, const bf16* B, int ldb, const bf16* D,
