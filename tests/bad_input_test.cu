@@ -20,7 +20,6 @@
 #include <tc_gemm/tc_gemm.cuh>
 #include <transpose/transpose.cuh>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstdint>
@@ -527,10 +526,6 @@ TEST_SUITE("gpu") {
         const auto* odd = reinterpret_cast<const bf16*>(reinterpret_cast<const char*>(a) + 1);
         expect_rejected("tc_gemm", "A not bf16-aligned (+1 byte)", name, run(M, N, K, odd, K, b, N, c, N, d, N), dD);
       }
-      if (std::any_of(std::begin(tc::kSteps), std::end(tc::kSteps),
-                      [&](const auto& st) { return st.variant == v && st.step >= 8; }))  // TMA's stride rule
-        expect_rejected("tc_gemm", "TMA step, lda and ldb not multiples of 8", name,
-                        run(M, N, K, a, K, b, N, c, N, d, N), dD);
       {
         const cudaError_t e = run(0, N, K, a, K, b, N, c, N, d, N);
         CHECK(e == cudaSuccess);
@@ -548,23 +543,32 @@ TEST_SUITE("gpu") {
         CHECK(ok);
         matrix.add("tc_gemm", "K == 0 (D = beta C)", name, ok ? "beta C" : "wrong");
       }
+      // D = A B + C from A and B starting `offset` elements into their buffers.
+      auto matches = [&](int offset) {
+        return [&, offset] {
+          const auto got = dD.download();
+          for (int i = 0; i < M; ++i)
+            for (int j = 0; j < N; ++j) {
+              double r = __bfloat162float(C0[std::size_t(i) * N + j]), s = std::fabs(r);
+              for (int k = 0; k < K; ++k) {
+                const double p = double(__bfloat162float(A[offset + std::size_t(i) * K + k])) *
+                                 __bfloat162float(B[offset + std::size_t(k) * N + j]);
+                r += p, s += std::fabs(p);
+              }
+              const double x = __bfloat162float(got[std::size_t(i) * N + j]);
+              if (!(std::fabs(x - r) <= std::ldexp(std::fabs(r), -8) + 1e-5 * s)) return false;
+            }
+          return true;
+        };
+      };
       expect_as_planned("tc_gemm", "A, B 2-byte aligned (+2 bytes)", name,
                         tc::plan(v, M, N, K, a + 1, K, b + 1, N, c, N, d, N).kernel != nullptr,
-                        run(M, N, K, a + 1, K, b + 1, N, c, N, d, N), dD, [&] {
-        const auto got = dD.download();
-        for (int i = 0; i < M; ++i)
-          for (int j = 0; j < N; ++j) {
-            double r = __bfloat162float(C0[std::size_t(i) * N + j]), s = std::fabs(r);
-            for (int k = 0; k < K; ++k) {
-              const double p = double(__bfloat162float(A[1 + std::size_t(i) * K + k])) *
-                               __bfloat162float(B[1 + std::size_t(k) * N + j]);
-              r += p, s += std::fabs(p);
-            }
-            const double x = __bfloat162float(got[std::size_t(i) * N + j]);
-            if (!(std::fabs(x - r) <= std::ldexp(std::fabs(r), -8) + 1e-5 * s)) return false;
-          }
-        return true;
-      });
+                        run(M, N, K, a + 1, K, b + 1, N, c, N, d, N), dD, matches(1));
+      // K = 17 and N = 65: rows of A and B that are not whole 16-byte chunks, which TMA's tensor
+      // maps cannot describe (the Hopper steps' documented refusal).
+      expect_as_planned("tc_gemm", "lda, ldb not multiples of 8", name,
+                        tc::plan(v, M, N, K, a, K, b, N, c, N, d, N).kernel != nullptr,
+                        run(M, N, K, a, K, b, N, c, N, d, N), dD, matches(0));
     }
   }
 
