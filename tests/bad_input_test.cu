@@ -20,6 +20,7 @@
 #include <tc_gemm/tc_gemm.cuh>
 #include <transpose/transpose.cuh>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstdint>
@@ -606,18 +607,28 @@ TEST_SUITE("gpu") {
     if (path == nullptr) return;
     std::ofstream f(path);
     std::string family;
-    for (const auto& key : matrix.cases) {
-      const auto& row = matrix.cells[key];
+    std::vector<std::string> columns;  // the family's variants, in order of first appearance
+    for (std::size_t i = 0; i < matrix.cases.size(); ++i) {
+      const auto& key = matrix.cases[i];
       if (key.first != family) {
         family = key.first;
+        columns.clear();
+        for (std::size_t j = i; j < matrix.cases.size() && matrix.cases[j].first == family; ++j)
+          for (const auto& cell : matrix.cells[matrix.cases[j]])
+            if (std::find(columns.begin(), columns.end(), cell.first) == columns.end()) columns.push_back(cell.first);
         f << "\n#### " << family << "\n\n| case |";
-        for (const auto& cell : row) f << " `" << cell.first << "` |";
+        for (const auto& v : columns) f << " `" << v << "` |";
         f << "\n| --- |";
-        for (std::size_t i = 0; i < row.size(); ++i) f << " --- |";
+        for (std::size_t j = 0; j < columns.size(); ++j) f << " --- |";
         f << "\n";
       }
       f << "| " << key.second << " |";
-      for (const auto& cell : row) f << " " << cell.second << " |";
+      for (const auto& v : columns) {  // a case that does not apply to a variant: a dash
+        std::string outcome = "-";
+        for (const auto& cell : matrix.cells[key])
+          if (cell.first == v) outcome = cell.second;
+        f << " " << outcome << " |";
+      }
       f << "\n";
     }
   }
