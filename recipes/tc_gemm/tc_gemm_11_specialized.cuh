@@ -4,8 +4,8 @@
 ///
 /// Change from step 10: the block gets a third warpgroup whose only job is the ring's producer
 /// side. One of its threads waits on a stage's `empty` barrier and issues the stage's copies on its
-/// `full` barrier, kStages windows ahead; the consumers never wait on `empty` and never stop
-/// issuing wgmma for a copy. The producer needs almost no registers, the consumers hold 128
+/// `full` barrier as soon as the stage is released; the consumers never wait on `empty` and never
+/// stop issuing wgmma for a copy. The producer needs almost no registers, the consumers hold 128
 /// accumulators each, and one SM has 64K registers for the 384 threads: `setmaxnreg` lowers the
 /// producer warpgroup to 40 registers per thread and raises the consumers to 232, which the
 /// accumulators, descriptors and epilogue need without spilling.

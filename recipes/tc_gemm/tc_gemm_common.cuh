@@ -2,7 +2,8 @@
 /// \brief What every tensor-core GEMM step shares: the launcher contract (argument checks on the
 /// host before any CUDA call, the `D = beta * C` kernel for the degenerate cases), the launch
 /// plan, the epilogue, the global-to-shared tile copies and the PTX wrappers of steps 3 to 7
-/// (`ldmatrix`, `mma.sync` and `cp.async`).
+/// (`ldmatrix`, `mma.sync` and `cp.async`), and Hopper's for steps 8 to 14 (tensor maps, TMA,
+/// mbarriers, `wgmma`, `setmaxnreg`, the TMA-store epilogue).
 ///
 /// Every step computes, row-major, D = alpha * A * B + beta * C with bf16 A (M x K, lda >= K),
 /// B (K x N, ldb >= N), C and D (M x N, ldc >= N, ldd >= N), fp32 accumulation and fp32 alpha
@@ -15,8 +16,9 @@
 /// `cudaErrorInvalidValue` with D untouched for bad ones, never allocates or synchronizes, and
 /// returns `cudaGetLastError()` after the launch. Any M, N, K run. D may be C itself (same
 /// leading dimension); C is not read when beta == 0 (it may then be null). The 16-byte paths need
-/// 16-byte aligned rows (pointers 16-byte aligned, leading dimensions multiples of 8); other
-/// operands take the element-wise path of the same kernel.
+/// 16-byte aligned rows (pointers 16-byte aligned, leading dimensions multiples of 8); in steps 1
+/// to 7 other operands take the element-wise path of the same kernel, steps 8 to 14 (whose tensor
+/// maps need such rows) return `cudaErrorInvalidValue` for them.
 #pragma once
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -388,7 +390,8 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 
 /// The tensor map of a rows x cols row-major bf16 matrix (leading dimension ld) read or written in
 /// boxes of box_rows x 64 with the 128-byte swizzle (TmaTile's panels). Boxes that reach past the
-/// matrix are zero-filled on loads and clipped on stores. False if the driver refuses it.
+/// matrix are zero-filled on loads; stores clip rows past the matrix, but a row only at 16-byte
+/// chunks (see store_tile_tma). False if the driver refuses it.
 inline bool make_tile_map(CUtensorMap* map, const bf16* g, int rows, int cols, int ld, int box_rows) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
   if (encode == nullptr) return false;
