@@ -9,6 +9,7 @@
 #include <reduction/reduction.cuh>
 #include <scan/scan.cuh>
 #include <stencil/stencil.cuh>
+#include <tc_gemm/tc_gemm.cuh>
 #include <transpose/transpose.cuh>
 
 #include <cstdio>
@@ -22,6 +23,7 @@
 #include "reduction_bank_access.hpp"
 #include "scan_bank_access.hpp"
 #include "stencil_bank_access.hpp"
+#include "tc_gemm_bank_access.hpp"
 #include "transpose_bank_access.hpp"
 
 namespace tr = smem::transpose;
@@ -31,6 +33,8 @@ namespace ra = smem::test::reduction_access;
 namespace sa = smem::test::scan_access;
 namespace sta = smem::test::stencil_access;
 namespace ta = smem::test::transpose_access;
+namespace tc = smem::tc_gemm;
+namespace tca = smem::test::tc_gemm_access;
 using smem::bank::Cost;
 using smem::bank::wavefronts_of;
 
@@ -174,6 +178,16 @@ void stencil_rows() {
   kernel_rows("7-point 05 `st7_cluster`", "float", [](auto&& v) { sta::cluster(v); });
 }
 
+void tc_gemm_rows() {
+  kernel_rows("03 `mma_ldmatrix`", "bf16", [](auto&& v) { tca::mma_tiled<tc::LdmatrixA, tc::LdmatrixB>(v); });
+  kernel_rows("04 `padded`", "bf16", [](auto&& v) { tca::mma_tiled<tc::PaddedA, tc::PaddedB>(v); });
+  kernel_rows("05 `swizzled`", "bf16", [](auto&& v) { tca::mma_tiled<tc::SwizzledA, tc::SwizzledB>(v); });
+  kernel_rows("06 `multistage`", "bf16", [](auto&& v) { tca::multistage(v); });
+  kernel_rows("08 `tma`", "bf16", [](auto&& v) { tca::tma(v); });
+  kernel_rows("12 to 14, epilogue", "bf16", [](auto&& v) { tca::tma_epilogue(v); });
+  kernel_rows("12 without the swizzle", "bf16", [](auto&& v) { tca::tma_epilogue_without_swizzle(v); });
+}
+
 /// The introduction and header of a ladder's table: the worst warp request of each access.
 void ladder_table(const char* intro) {
   std::printf("\n%s\n\n", intro);
@@ -235,5 +249,12 @@ int main() {
               "tile; the 7-point stencil, one plane of a block's walk, step 5 a cluster's full slabs), the "
               "worst warp request of each:");
   stencil_rows();
+  ladder_table("Every shared-memory access that the threads of the tensor-core GEMM ladder issue, the worst "
+              "warp request of each (steps 3 to 6: one block and one K window; an `ldmatrix.x4` reads 32 "
+              "rows of 16 bytes, 8 per phase). TMA's writes (steps 8 to 14) and `wgmma`'s reads (steps 9 to "
+              "14) are the hardware's own requests, which the model does not see: the layout they share, "
+              "TMA's 128-byte swizzle, is step 5's XOR, read here by step 8's `ldmatrix` and written by the "
+              "epilogue of steps 12 to 14.");
+  tc_gemm_rows();
   return 0;
 }

@@ -12,7 +12,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 #include "bank_evidence.hpp"
@@ -23,6 +22,7 @@
 #include "device_buffer.hpp"
 #include "gpu.hpp"
 #include "random.hpp"
+#include "tc_gemm_bank_access.hpp"
 
 namespace tc = smem::tc_gemm;
 using smem::test::DeviceBuffer;
@@ -226,20 +226,15 @@ TEST_SUITE("gpu") {
 }
 
 TEST_SUITE("host") {
-  using smem::bank::copy_cost_of;
-  using smem::bank::cost_of;
+  namespace tca = smem::test::tc_gemm_access;
+  using smem::test::Access;
 
-  // ldmatrix.x4 through the kernels' lane maps: the A fragment at (row 16 i, column kk) and the
-  // B fragments at (row kk, column 16 j) of a warp's tile.
-  template <class L>
-  smem::bank::Cost a_ldmatrix(int i, int kk) {
-    return smem::bank::ldmatrix_cost(smem::bank::lane_addresses(
-        [&](int l) { return L::offset(16 * i + tc::ldsm_a_row(l), kk + tc::ldsm_a_col(l)) * 2; }));
-  }
-  template <class L>
-  smem::bank::Cost b_ldmatrix(int j, int kk) {
-    return smem::bank::ldmatrix_cost(smem::bank::lane_addresses(
-        [&](int l) { return L::offset(kk + tc::ldsm_b_row(l), 16 * j + tc::ldsm_b_col(l)) * 2; }));
+  // The kernels' requests (common/tc_gemm_bank_access.hpp), each checked on its own.
+  template <class Walk>
+  bool all_conflict_free(Walk&& walk) {
+    bool ok = true;
+    walk([&](const smem::test::Request& r) { ok = ok && r.cost().conflict_free(); });
+    return ok;
   }
 
   TEST_CASE("tc_gemm bank model: ldmatrix 8-way on row-major tiles, conflict-free padded and swizzled") {
@@ -247,62 +242,39 @@ TEST_SUITE("host") {
       for (int i = 0; i < 4; ++i) {
         CAPTURE(kk);
         CAPTURE(i);
-        CHECK(a_ldmatrix<tc::LdmatrixA>(i, kk).wavefronts == 32);  // 4 phases of 8
-        CHECK(a_ldmatrix<tc::PaddedA>(i, kk).conflict_free());
-        CHECK(a_ldmatrix<tc::SwizzledA>(i, kk).conflict_free());
-        CHECK(b_ldmatrix<tc::LdmatrixB>(i, kk).wavefronts == 32);
-        CHECK(b_ldmatrix<tc::PaddedB>(i, kk).conflict_free());
-        CHECK(b_ldmatrix<tc::SwizzledB>(i, kk).conflict_free());
+        CHECK(tca::ldmatrix_a<tc::LdmatrixA>(i, kk).cost().wavefronts == 32);  // 4 phases of 8
+        CHECK(tca::ldmatrix_a<tc::PaddedA>(i, kk).cost().conflict_free());
+        CHECK(tca::ldmatrix_a<tc::SwizzledA>(i, kk).cost().conflict_free());
+        CHECK(tca::ldmatrix_b<tc::LdmatrixB>(i, kk).cost().wavefronts == 32);
+        CHECK(tca::ldmatrix_b<tc::PaddedB>(i, kk).cost().conflict_free());
+        CHECK(tca::ldmatrix_b<tc::SwizzledB>(i, kk).cost().conflict_free());
       }
   }
 
   TEST_CASE("tc_gemm bank model: the 16-byte tile stores and cp.async copies") {
-    // load_tile / copy_tile_async: lane l of warp w copies chunk (chunk_row, chunk_col) of copy i.
-    auto store = [](auto layout, int rows_cols, int w, int i) {
-      using L = decltype(layout);
-      return [=](int l) {
-        const int t = 32 * w + l;
-        return L::offset(tc::chunk_row(t, i, 256, rows_cols), tc::chunk_col(t, i, 256, rows_cols)) * 2;
-      };
-    };
     for (int w = 0; w < 8; ++w)
       for (int i = 0; i < 4; ++i) {
-        CHECK(cost_of(store(tc::LdmatrixA{}, tc::kTileK, w, i), 16).conflict_free());
-        CHECK(cost_of(store(tc::PaddedA{}, tc::kTileK, w, i), 16).conflict_free());
-        CHECK(cost_of(store(tc::SwizzledA{}, tc::kTileK, w, i), 16).conflict_free());
-        CHECK(copy_cost_of(store(tc::SwizzledA{}, tc::kTileK, w, i), 16).conflict_free());
-        CHECK(copy_cost_of(store(tc::SwizzledB{}, tc::kTileN, w, i), 16).conflict_free());
+        CHECK(tca::tile_chunk<tc::LdmatrixA>("", Access::store, tc::kTileK, w, i).cost().conflict_free());
+        CHECK(tca::tile_chunk<tc::PaddedA>("", Access::store, tc::kTileK, w, i).cost().conflict_free());
+        CHECK(tca::tile_chunk<tc::SwizzledA>("", Access::store, tc::kTileK, w, i).cost().conflict_free());
+        CHECK(tca::tile_chunk<tc::SwizzledA>("", Access::copy, tc::kTileK, w, i).cost().conflict_free());
+        CHECK(tca::tile_chunk<tc::SwizzledB>("", Access::copy, tc::kTileN, w, i).cost().conflict_free());
       }
+    CHECK(all_conflict_free([](auto&& v) { tca::multistage(v); }));
   }
 
-#if defined(SMEM_TC_GEMM_SM90A)
   // The 128-byte swizzle that TMA writes (TmaTile): 16-byte chunk c of row r lands at chunk
-  // c ^ (r % 8) of its 128-byte row.
+  // c ^ (r % 8) of its 128-byte row. Step 8 reads it with ldmatrix; the epilogue of steps 12 to
+  // 14 writes D's staging panels in it: eight rows of one 4-byte column of a plain 128-byte-row
+  // panel share a bank (8-way), the swizzle spreads them over all 32 banks.
   TEST_CASE("tc_gemm bank model: TMA's 128-byte swizzle is conflict-free for ldmatrix and the staging writes") {
-    using TA = tc::TmaStage<128, 256, 64>::LA;
-    using TB = tc::TmaStage<128, 256, 64>::LB;
-    for (int kk = 0; kk < 64; kk += 16)
-      for (int i = 0; i < 4; ++i) {
-        CAPTURE(kk);
-        CAPTURE(i);
-        CHECK(a_ldmatrix<TA>(i, kk).conflict_free());  // step 8's fragments
-        CHECK(b_ldmatrix<TB>(i, kk).conflict_free());
-      }
-    // The TMA-store epilogue: lane l of warp w writes the bf16 pair at (16 w + l / 4 + 8 h,
-    // 8 j + 2 (l % 4)) of a 64 x 64 staging panel. Eight rows of one 4-byte column of a plain
-    // 128-byte-row panel share a bank (8-way); the swizzle spreads them over all 32 banks.
-    for (int w = 0; w < 4; ++w)
-      for (int j = 0; j < 8; ++j)
-        for (int h = 0; h < 2; ++h) {
-          auto at = [&](int l) { return std::make_pair(16 * w + l / 4 + 8 * h, 8 * j + 2 * (l % 4)); };
-          const auto swizzled =
-              cost_of([&](int l) { return tc::TmaTile<64, 64>::offset(at(l).first, at(l).second) * 2; }, 4);
-          const auto plain = cost_of([&](int l) { return (at(l).first * 64 + at(l).second) * 2; }, 4);
-          CHECK(swizzled.conflict_free());
-          CHECK(plain.wavefronts == 8 * plain.phases);
-        }
+    CHECK(all_conflict_free([](auto&& v) { tca::tma(v); }));
+    CHECK(all_conflict_free([](auto&& v) { tca::tma_epilogue(v); }));
+    tca::tma_epilogue_without_swizzle([](const smem::test::Request& r) {
+      const auto c = r.cost();
+      CHECK(c.wavefronts == 8 * c.phases);
+    });
   }
-#endif
 
   TEST_CASE("tc_gemm contract: what check_args() makes of degenerate, in-place and overlapping operands") {
     std::vector<bf16> buf(4 * 64 * 64);
@@ -334,10 +306,10 @@ TEST_SUITE("host") {
       CAPTURE(m.gpu_file);
       CAPTURE(m.benchmark);
       const std::string v = m.benchmark.substr(8, m.benchmark.find('/', 8) - 8);
-      const int a = v == "mma_ldmatrix" ? a_ldmatrix<tc::LdmatrixA>(0, 0).wavefronts
-                    : v == "padded"     ? a_ldmatrix<tc::PaddedA>(0, 0).wavefronts
-                    : v == "tma"        ? a_ldmatrix<tc::TmaTile<128, 64>>(0, 0).wavefronts
-                                        : a_ldmatrix<tc::SwizzledA>(0, 0).wavefronts;
+      const int a = v == "mma_ldmatrix" ? tca::ldmatrix_a<tc::LdmatrixA>(0, 0).cost().wavefronts
+                    : v == "padded"     ? tca::ldmatrix_a<tc::PaddedA>(0, 0).cost().wavefronts
+                    : v == "tma"        ? tca::ldmatrix_a<tc::TmaTile<128, 64>>(0, 0).cost().wavefronts
+                                        : tca::ldmatrix_a<tc::SwizzledA>(0, 0).cost().wavefronts;
       CHECK(m["sass_ldsm_wavefronts_per_instruction"] == doctest::Approx(a).epsilon(0.001));
       if (v == "mma_ldmatrix" || v == "padded" || v == "swizzled")
         CHECK(m["sass_st_wavefronts_per_instruction"] == doctest::Approx(4).epsilon(0.001));
