@@ -160,11 +160,14 @@ const bool registered = [] {
     for (auto s : kShapes) {
       register_shape_candidate<128, 256, 64, 64, 64, 4>(s);
       register_shape_candidate<256, 128, 64, 64, 64, 3>(s);
-      register_shape_candidate<128, 128, 64, 64, 32, 3>(s);
-      register_shape_candidate<128, 128, 64, 32, 64, 3>(s);
+      register_shape_candidate<256, 128, 64, 64, 64, 4>(s);
       register_shape_candidate<128, 128, 64, 64, 64, 3>(s);
       register_shape_candidate<128, 128, 64, 64, 64, 4>(s);
+      register_shape_candidate<128, 128, 64, 64, 32, 3>(s);
+      register_shape_candidate<128, 128, 64, 64, 32, 4>(s);
+      register_shape_candidate<128, 128, 64, 32, 64, 3>(s);
       register_shape_candidate<64, 256, 64, 32, 64, 3>(s);
+      register_shape_candidate<64, 128, 64, 32, 64, 4>(s);
       register_shape_candidate<128, 64, 64, 64, 32, 4>(s);
 #if defined(SMEM_TC_GEMM_SM90A)
       register_hopper_candidate<256, 4, 2, 8>(s);
