@@ -169,6 +169,9 @@ const bool registered = [] {
       register_shape_candidate<64, 256, 64, 32, 64, 3>(s);
       register_shape_candidate<64, 128, 64, 32, 64, 4>(s);
       register_shape_candidate<128, 64, 64, 64, 32, 4>(s);
+      register_shape_candidate<128, 256, 128, 64, 64, 2>(s);
+      register_shape_candidate<256, 128, 128, 64, 64, 2>(s);
+      register_shape_candidate<128, 128, 128, 64, 64, 3>(s);
 #if defined(SMEM_TC_GEMM_SM90A)
       register_hopper_candidate<256, 4, 2, 8>(s);
       register_hopper_candidate<256, 3, 2, 8>(s);
