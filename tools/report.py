@@ -87,6 +87,7 @@ def plan(root, res, bank_exe):
         "profile": lambda a: profiles.profile(res, a[0], label),
         "bad-inputs": lambda a: profiles.bad_inputs(res, label),
         "sanitize": lambda a: profiles.text_files(res, "sanitize.txt", label),
+        "text": lambda a: profiles.text_files(res, a[0], label),
     }
 
     def generate(key, path):

@@ -44,6 +44,8 @@ class Run:
         self.gpu = os.path.basename(os.path.dirname(os.path.abspath(path)))
         self.ctx = c = data.get("context", {})
         self.family, self.reference = c.get("smem_family") or os.path.basename(path)[:-5], c.get("smem_reference")
+        # A full 40-digit hash (a run's .smem-commit) is shown short, as git shows it.
+        self.commit = re.sub(r"^([0-9a-f]{12})[0-9a-f]{28}", r"\1", c.get("git_commit", "?"))
         self.steps = json.loads(c["smem_steps"]) if c.get("smem_steps") else []
         self.name = self.label = c.get("gpu_name", self.gpu)
         self.shapes, self.seen = {}, []  # shape -> {variant: median entry}; the variants in file order
@@ -102,7 +104,7 @@ class Run:
         c = self.ctx
         return (f"{self.name}, {c.get('gpu_sm_count', '?')} SMs at {c.get('gpu_sm_clock_mhz', '?')} MHz, "
                 f"driver {c.get('cuda_driver', '?')}, CUDA {c.get('cuda_runtime', '?')}, "
-                f"commit `{c.get('git_commit', '?')}`")
+                f"commit `{self.commit}`")
 
 
 def load(results_dir):
@@ -114,7 +116,8 @@ def load(results_dir):
         if r and not r.steps:
             print(f"results: {r.gpu}/{os.path.basename(path)} has no smem_steps in its context (written before "
                   "the ladder metadata): skipped; run ./cookbook bench again", file=sys.stderr)
-        runs += [r] if r and r.steps and r.shapes else []
+        # Only <family>.json: other JSON beside it (a tuning run's candidates) is not the ladder.
+        runs += [r] if r and r.steps and r.shapes and os.path.basename(path) == f"{r.family}.json" else []
     for r in runs:
         r.label = f"{r.name} ({r.gpu})" if any(o.name == r.name and o.gpu != r.gpu for o in runs) else r.name
     return sorted(runs, key=lambda r: (r.family, r.gpu))

@@ -80,7 +80,7 @@ def recipe_table(fams, link):
         mine = [r for r in runs if r.gpu == g]
         c = mine[0].ctx
         notes.append(f"- {label}: driver {c.get('cuda_driver', '?')}, CUDA {c.get('cuda_runtime', '?')}; " +
-                     ", ".join(f"{r.family} at commit `{r.ctx.get('git_commit', '?')}`" for r in mine))
+                     ", ".join(f"{r.family} at commit `{r.commit}`" for r in mine))
     return table(["family", "step", "what it changes"] + [label for _, label in gs], rows, 3) + "\n" + "\n".join(notes)
 
 

@@ -16,6 +16,7 @@
 
 #include "tc_gemm_06_multistage.cuh"
 
+//! [tuned table]
 /// The tuned table: X(cc, sms, smem_per_sm, regs_per_sm, max_mn, BM, BN, BK, WM, WN, stages)
 /// entries, as in the SGEMM's; the first entry of the GPU's key whose max_mn is at least M N is
 /// taken. Each is the fastest shape of the benchmark's candidates (`SMEM_TC_TUNE=1`, see
@@ -28,6 +29,7 @@
   X(90, 132, 233472, 65536, 1048576LL, 128, 64, 64, 64, 32, 4) \
   X(90, 132, 233472, 65536, 9223372036854775807LL, 128, 256, 64, 64, 64, 3)
 // END TUNED TABLE
+//! [tuned table]
 
 namespace smem::tc_gemm {
 
