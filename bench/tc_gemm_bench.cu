@@ -164,7 +164,8 @@ void register_one(const std::string& variant, Shape s, Launch launch, const tc::
   })->UseManualTime()->Iterations(iterations(s, slow))->Unit(benchmark::kMillisecond);
 }
 
-// With SMEM_TC_TUNE=1: step 6's kernel with other shapes, named tune_<BM>x<BN>x<BK>_<WM>x<WN>_<S>.
+// With SMEM_TC_TUNE=1: step 6's kernel with every candidate shape of step 7's table, named
+// tune_<BM>x<BN>x<BK>_<WM>x<WN>_<S> (`./cookbook tune tc_gemm` picks the table's entries from them).
 template <int BM, int BN, int BK, int WM, int WN, int S>
 void register_shape_candidate(Shape s) {
   using T = tc::TcShape<BM, BN, BK, WM, WN, S>;
@@ -214,6 +215,7 @@ const bool registered = [] {
   }
   if (const char* t = std::getenv("SMEM_TC_TUNE"); t && *t == '1')
     for (auto s : kShapes) {
+      register_shape_candidate<128, 256, 64, 64, 64, 3>(s);  // step 6's shape
       register_shape_candidate<128, 256, 64, 64, 64, 4>(s);
       register_shape_candidate<256, 128, 64, 64, 64, 3>(s);
       register_shape_candidate<256, 128, 64, 64, 64, 4>(s);

@@ -46,6 +46,7 @@ void add_device_context() {
   benchmark::AddCustomContext("gpu_mem_bus_bits", std::to_string(attr(cudaDevAttrGlobalMemoryBusWidth)));
   benchmark::AddCustomContext("gpu_l2_bytes", std::to_string(p.l2CacheSize));
   benchmark::AddCustomContext("gpu_smem_per_sm_bytes", std::to_string(p.sharedMemPerMultiprocessor));
+  benchmark::AddCustomContext("gpu_regs_per_sm", std::to_string(p.regsPerMultiprocessor));
   SMEM_CUDA_CHECK(cudaDriverGetVersion(&v));
   benchmark::AddCustomContext("cuda_driver", std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10));
   SMEM_CUDA_CHECK(cudaRuntimeGetVersion(&v));
