@@ -25,8 +25,8 @@
 /// and 65536 registers per SM), so they share their entries: small outputs take 128 x 64 blocks,
 /// which fill the SMs, the rest 128 x 256.
 // BEGIN TUNED TABLE
-#define SMEM_TC_TUNED_TABLE(X)                                 \
-  X(90, 132, 233472, 65536, 1048576LL, 128, 64, 64, 64, 32, 4) \
+#define SMEM_TC_TUNED_TABLE(X)                                              \
+  X(90, 132, 233472, 65536, 1048576LL, 128, 64, 64, 64, 32, 4)              \
   X(90, 132, 233472, 65536, 9223372036854775807LL, 128, 256, 64, 64, 64, 3)
 // END TUNED TABLE
 //! [tuned table]
