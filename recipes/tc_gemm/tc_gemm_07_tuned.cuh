@@ -19,11 +19,11 @@
 //! [tuned table]
 /// The tuned table: X(cc, sms, smem_per_sm, regs_per_sm, max_mn, BM, BN, BK, WM, WN, stages)
 /// entries, as in the SGEMM's; the first entry of the GPU's key whose max_mn is at least M N is
-/// taken. Each is the fastest shape of the benchmark's candidates (`SMEM_TC_TUNE=1`; the H100's
-/// run is `results/h100-80gb-hbm3/tc_gemm_tune.json`) at the benchmark sizes of its class. The
-/// H100 and the H200 have the same key (compute capability 9.0, 132 SMs, 228 KB of shared memory
-/// and 65536 registers per SM), so they share their entries: small outputs take 128 x 64 blocks,
-/// which fill the SMs, the rest 128 x 256.
+/// taken. `./cookbook tune tc_gemm` writes a GPU's entries from its timings of the benchmark's
+/// candidate shapes (tools/tc_gemm_tune.py says how it picks them); the H100's run is
+/// `results/h100-80gb-hbm3/tc_gemm_tune.json`. The H100 and the H200 have the same key (compute
+/// capability 9.0, 132 SMs, 228 KB of shared memory and 65536 registers per SM), so they share
+/// their entries: small outputs take 128 x 64 blocks, which fill the SMs, the rest 128 x 256.
 // BEGIN TUNED TABLE
 #define SMEM_TC_TUNED_TABLE(X)                                              \
   X(90, 132, 233472, 65536, 1048576LL, 128, 64, 64, 64, 32, 4)              \
