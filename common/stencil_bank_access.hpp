@@ -65,8 +65,19 @@ void cached_halo(int r, Visit&& visit) {
         }
 }
 
-/// Convolution step 5 (conv2d_coarsened_kernel<R>): the tile's 16-byte stores, then each
-/// thread's window loads, row by row.
+/// Convolution steps 5 and 6, one tile: each thread's window loads, row by row.
+template <int R, class Visit>
+void coarsened_windows(Visit&& visit) {
+  using S = st::CoarseShape<R>;
+  for (int ir = 0; ir < S::kRows + 2 * R; ++ir)
+    for (int q = 0; q < S::kWindow; ++q)
+      for (int w = 0; w < kWarps; ++w)
+        warp_words("window load (16 bytes)", Access::load, 16, w, all,
+                   [=](int t) { return S::window_offset(t % 32, w, ir, q); }, visit);
+}
+
+/// Convolution step 5 (conv2d_coarsened_kernel<R>): the tile's 16-byte stores, then the windows.
+/// (Step 6's TMA writes the same tile with no shared-memory instruction: its reads are the windows.)
 template <int R, class Visit>
 void coarsened(Visit&& visit) {
   using S = st::CoarseShape<R>;
@@ -74,11 +85,7 @@ void coarsened(Visit&& visit) {
     for (int w = 0; w < kWarps; ++w)
       warp_words("tile store (16 bytes)", Access::store, 16, w, [=](int t) { return t + l * S::kThreads < S::kVecs; },
                  [=](int t) { return S::load_offset(t + l * S::kThreads); }, visit);
-  for (int ir = 0; ir < S::kRows + 2 * R; ++ir)
-    for (int q = 0; q < S::kWindow; ++q)
-      for (int w = 0; w < kWarps; ++w)
-        warp_words("window load (16 bytes)", Access::load, 16, w, all,
-                   [=](int t) { return S::window_offset(t % 32, w, ir, q); }, visit);
+  coarsened_windows<R>(visit);
 }
 
 /// 7-point step 2 (st7_smem_3d_kernel): the tile load, then the seven reads of each point.

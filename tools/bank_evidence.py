@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Measures shared-memory bank behaviour with Nsight Compute and writes results/<gpu>/banks.json.
 
-  tools/bank_evidence.py <build dir> <out json> [family=shape-regex ...]
+  tools/bank_evidence.py <build dir> <out json> [--only family,...] [family=shape-regex ...]
+
+With --only, measures those families alone and keeps the other families' kernels of an existing
+<out json> as they are.
 
 For every benchmark of the chosen shape of each family (its baselines excluded), profiles the
 first recipe kernel it launches (the warm-up) and records the shared-memory load and store
@@ -61,9 +64,23 @@ def profile(binary, bench):
     return kernel, values
 
 
-def main(build, out_path, *shape_args):
+def main(build, out_path, *args):
+    args = list(args)
+    only = None
+    if "--only" in args:
+        i = args.index("--only")
+        only = set(args[i + 1].split(","))
+        del args[i:i + 2]
     shapes = dict(DEFAULT_SHAPES)
-    shapes.update(dict(a.split("=", 1) for a in shape_args))
+    shapes.update(dict(a.split("=", 1) for a in args))
+    kept = []
+    if only is not None:
+        shapes = {f: s for f, s in shapes.items() if f in only}
+        try:
+            with open(out_path) as f:
+                kept = [k for k in json.load(f)["kernels"] if k["family"] not in only]
+        except FileNotFoundError:
+            pass
     gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
                          capture_output=True, text=True).stdout.strip().splitlines()[0]
     entries = []
@@ -92,7 +109,7 @@ def main(build, out_path, *shape_args):
             print(f"{bench:48s} ld {entry['sass_ld_wavefronts_per_instruction']:6.3f} "
                   f"st {entry['sass_st_wavefronts_per_instruction']:6.3f} wavefronts/instr (SASS)")
     with open(out_path, "w") as f:
-        json.dump({"gpu_name": gpu, "metrics": METRICS, "kernels": entries}, f, indent=1)
+        json.dump({"gpu_name": gpu, "metrics": METRICS, "kernels": kept + entries}, f, indent=1)
 
 
 if __name__ == "__main__":

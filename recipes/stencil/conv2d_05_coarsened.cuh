@@ -61,19 +61,72 @@ struct CoarseShape {
 };
 //! [coarsened map]
 
+//! [coarsened compute]
+/// The thread's 8 x 4 outputs from the tile in shared memory (corner (y0 - R, x0 - kPad)).
+/// Input row ir of the thread's block feeds output rows ir - 2R .. ir (tap row ir - oy).
+template <int R>
+__device__ inline void coarsened_outputs(const float* tile, float (&acc)[CoarseShape<R>::kRows][CoarseShape<R>::kCols]) {
+  using S = CoarseShape<R>;
+  constexpr int K = 2 * R + 1;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+#pragma unroll
+  for (int oy = 0; oy < S::kRows; ++oy)
+#pragma unroll
+    for (int c = 0; c < S::kCols; ++c) acc[oy][c] = 0.0f;
+#pragma unroll
+  for (int ir = 0; ir < S::kRows + 2 * R; ++ir) {
+    float w[4 * S::kWindow];
+#pragma unroll
+    for (int q = 0; q < S::kWindow; ++q) {
+      const float4 f = *reinterpret_cast<const float4*>(tile + S::window_offset(tx, ty, ir, q));
+      w[4 * q] = f.x, w[4 * q + 1] = f.y, w[4 * q + 2] = f.z, w[4 * q + 3] = f.w;
+    }
+#pragma unroll
+    for (int oy = 0; oy < S::kRows; ++oy) {
+      const int i = ir - oy;  // the tap row this input row is for output row oy
+      if (i < 0 || i >= K) continue;
+#pragma unroll
+      for (int c = 0; c < S::kCols; ++c)
+#pragma unroll
+        for (int j = 0; j < K; ++j) acc[oy][c] = fmaf(c_filter[i * K + j], w[c + j + S::kPad - R], acc[oy][c]);
+    }
+  }
+}
+
+/// Stores the thread's 8 x 4 outputs of the tile at (y0, x0), those inside the image.
+template <int R>
+__device__ inline void store_coarsened(float* __restrict__ out, int height, int width, long long y0, long long x0,
+                                       const float (&acc)[CoarseShape<R>::kRows][CoarseShape<R>::kCols], bool vec) {
+  using S = CoarseShape<R>;
+  const long long x = x0 + S::kCols * threadIdx.x;
+#pragma unroll
+  for (int oy = 0; oy < S::kRows; ++oy) {
+    const long long y = y0 + threadIdx.y * S::kRows + oy;
+    if (y >= height) break;
+    float* o = out + y * width + x;
+    if (vec && x < width) {
+      *reinterpret_cast<float4*>(o) = make_float4(acc[oy][0], acc[oy][1], acc[oy][2], acc[oy][3]);
+    } else if (!vec) {
+#pragma unroll
+      for (int c = 0; c < S::kCols; ++c)
+        if (x + c < width) o[c] = acc[oy][c];
+    }
+  }
+}
+//! [coarsened compute]
+
 //! [coarsened kernel]
 template <int R>
 __global__ void __launch_bounds__(CoarseShape<R>::kThreads)
     conv2d_coarsened_kernel(const float* __restrict__ in, float* __restrict__ out, int height, int width,
                             bool vec) {
   using S = CoarseShape<R>;
-  constexpr int K = 2 * R + 1;
   __shared__ float4 tile4[S::kVecs];
   float* tile = reinterpret_cast<float*>(tile4);
   const int tiles_x = (width + S::kTileW - 1) / S::kTileW;
   const long long y0 = (long long)(blockIdx.x / tiles_x) * S::kTileH;
   const long long x0 = (long long)(blockIdx.x % tiles_x) * S::kTileW;
-  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * S::kThreadsX + tx;
+  const int tid = threadIdx.y * S::kThreadsX + threadIdx.x;
 
   // Load: every vector of the tile into registers first, then into shared memory.
   float4 v[S::kLoads];
@@ -97,41 +150,9 @@ __global__ void __launch_bounds__(CoarseShape<R>::kThreads)
   }
   __syncthreads();
 
-  // Compute: input row ir of the thread's block feeds output rows ir - 2R .. ir (tap row ir - oy).
-  float acc[S::kRows][S::kCols] = {};
-#pragma unroll
-  for (int ir = 0; ir < S::kRows + 2 * R; ++ir) {
-    float w[4 * S::kWindow];
-#pragma unroll
-    for (int q = 0; q < S::kWindow; ++q) {
-      const float4 f = *reinterpret_cast<const float4*>(tile + S::window_offset(tx, ty, ir, q));
-      w[4 * q] = f.x, w[4 * q + 1] = f.y, w[4 * q + 2] = f.z, w[4 * q + 3] = f.w;
-    }
-#pragma unroll
-    for (int oy = 0; oy < S::kRows; ++oy) {
-      const int i = ir - oy;  // the tap row this input row is for output row oy
-      if (i < 0 || i >= K) continue;
-#pragma unroll
-      for (int c = 0; c < S::kCols; ++c)
-#pragma unroll
-        for (int j = 0; j < K; ++j) acc[oy][c] = fmaf(c_filter[i * K + j], w[c + j + S::kPad - R], acc[oy][c]);
-    }
-  }
-
-  const long long x = x0 + S::kCols * tx;
-#pragma unroll
-  for (int oy = 0; oy < S::kRows; ++oy) {
-    const long long y = y0 + ty * S::kRows + oy;
-    if (y >= height) break;
-    float* o = out + y * width + x;
-    if (vec && x < width) {
-      *reinterpret_cast<float4*>(o) = make_float4(acc[oy][0], acc[oy][1], acc[oy][2], acc[oy][3]);
-    } else if (!vec) {
-#pragma unroll
-      for (int c = 0; c < S::kCols; ++c)
-        if (x + c < width) o[c] = acc[oy][c];
-    }
-  }
+  float acc[S::kRows][S::kCols];
+  coarsened_outputs<R>(tile, acc);
+  store_coarsened<R>(out, height, width, y0, x0, acc, vec);
 }
 //! [coarsened kernel]
 

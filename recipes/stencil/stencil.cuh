@@ -13,6 +13,7 @@
 #include "conv2d_03_halo_tile.cuh"
 #include "conv2d_04_cached_halo.cuh"
 #include "conv2d_05_coarsened.cuh"
+#include "conv2d_06_tma.cuh"
 #include "st7_01_naive.cuh"
 #include "st7_02_smem_3d.cuh"
 #include "st7_03_planes.cuh"
@@ -30,7 +31,9 @@
   X(4, conv2d_cached_halo, "conv2d_04_cached_halo.cuh",                                                     \
     "Output-sized shared tile; the halo read through the cache.")                                           \
   X(5, conv2d_coarsened, "conv2d_05_coarsened.cuh",                                                         \
-    "8 x 4 outputs per thread from row windows in registers; 16-byte loads; the radius a template.")
+    "8 x 4 outputs per thread from row windows in registers; 16-byte loads; the radius a template.")         \
+  X(6, conv2d_tma, "conv2d_06_tma.cuh",                                                                     \
+    "Hopper TMA: a resident grid; each tile with its halo one TMA box, the next landing while one computes.")
 
 /// The 7-point stencil's ladder: X(step, name, header, summary). `name` is the variant, the
 /// launcher (`name(in, out, nx, ny, nz, coefficients, stream)`) and its plan
