@@ -77,7 +77,6 @@ void coarsened_windows(Visit&& visit) {
 }
 
 /// Convolution step 5 (conv2d_coarsened_kernel<R>): the tile's 16-byte stores, then the windows.
-/// (Step 6's TMA writes the same tile with no shared-memory instruction: its reads are the windows.)
 template <int R, class Visit>
 void coarsened(Visit&& visit) {
   using S = st::CoarseShape<R>;
@@ -86,6 +85,18 @@ void coarsened(Visit&& visit) {
       warp_words("tile store (16 bytes)", Access::store, 16, w, [=](int t) { return t + l * S::kThreads < S::kVecs; },
                  [=](int t) { return S::load_offset(t + l * S::kThreads); }, visit);
   coarsened_windows<R>(visit);
+}
+
+/// Convolution step 6 (conv2d_tma_kernel<R, N>), one tile: TMA writes the tile with no
+/// shared-memory instruction; the windows, then the outputs staged for the TMA store.
+template <int R, class Visit>
+void tma_tile(Visit&& visit) {
+  using S = st::CoarseShape<R>;
+  coarsened_windows<R>(visit);
+  for (int oy = 0; oy < S::kRows; ++oy)
+    for (int w = 0; w < kWarps; ++w)
+      warp_words("stage the outputs (16 bytes)", Access::store, 16, w, all,
+                 [=](int t) { return st::staged_offset<R>(w * S::kRows + oy, S::kCols * (t % 32)); }, visit);
 }
 
 /// 7-point step 2 (st7_smem_3d_kernel): the tile load, then the seven reads of each point.

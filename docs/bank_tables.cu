@@ -172,7 +172,7 @@ void stencil_rows() {
   kernel_rows("conv 03 `conv2d_halo_tile`", "float", [](auto&& v) { sta::halo_tile(2, v); });
   kernel_rows("conv 04 `conv2d_cached_halo`", "float", [](auto&& v) { sta::cached_halo(2, v); });
   kernel_rows("conv 05 `conv2d_coarsened`", "float", [](auto&& v) { sta::coarsened<2>(v); });
-  kernel_rows("conv 06 `conv2d_tma`", "float", [](auto&& v) { sta::coarsened_windows<2>(v); });
+  kernel_rows("conv 06 `conv2d_tma`", "float", [](auto&& v) { sta::tma_tile<2>(v); });
   kernel_rows("7-point 02 `st7_smem_3d`", "float", [](auto&& v) { sta::smem_3d(v); });
   kernel_rows("7-point 03 `st7_planes`", "float", [](auto&& v) { sta::planes_step(v); });
   kernel_rows("7-point 04 `st7_registers`", "float", [](auto&& v) { sta::registers_step(v); });

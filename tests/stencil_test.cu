@@ -185,7 +185,7 @@ std::optional<smem::test::BankPrediction> stencil_bank_prediction(const std::str
   if (variant == "st7_planes") return predict([](auto&& v) { sa::planes_step(v); });
   if (variant == "st7_registers") return predict([](auto&& v) { sa::registers_step(v); });
   if (variant == "st7_cluster") return predict([](auto&& v) { sa::cluster(v); });
-  if (variant == "conv2d_tma") return predict([](auto&& v) { sa::coarsened_windows<2>(v); });
+  if (variant == "conv2d_tma") return predict([](auto&& v) { sa::tma_tile<2>(v); });
   if (variant.find("naive") != std::string::npos || variant == "conv2d_constant")
     return smem::test::BankPrediction{};  // no shared memory
   return std::nullopt;

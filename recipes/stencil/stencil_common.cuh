@@ -255,6 +255,23 @@ __device__ __forceinline__ void tma_load_3d(float* dst, const CUtensorMap* map, 
       "l"(map), "r"(x), "r"(y), "r"(z), "r"(smem_u32(bar))
       : "memory");
 }
+/// TMA store: the box of a 2D map with corner (x, y) from shared memory at src (128-byte
+/// aligned); the parts of the box outside the array are not written. One bulk group per commit.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, int x, int y, const float* src) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(map), "r"(x),
+               "r"(y), "r"(smem_u32(src))
+               : "memory");
+}
+__device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+/// Waits until all but the kPending most recent store groups have read their shared memory.
+template <int kPending>
+__device__ __forceinline__ void tma_store_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
+}
+/// Waits until every store group has completed (its writes done).
+__device__ __forceinline__ void tma_store_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+/// Orders this thread's shared-memory writes before later TMA (async proxy) reads of them.
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 //! [tma]
 
 }  // namespace smem::stencil
