@@ -1,25 +1,20 @@
 /// \file conv2d_06_tma.cuh
-/// \brief Convolution step 6 (Hopper, sm_90): TMA moves the tiles both ways. A resident grid
-/// of blocks walks step 5's tiles; TMA loads each tile with its halo into a ring of shared
-/// buffers ahead of the compute, and stores each finished tile from shared memory.
+/// \brief Convolution step 6 (Hopper, sm_90): TMA moves each tile both ways. One thread loads
+/// the block's input tile with its halo as one TMA box; the outputs are staged in the same
+/// shared memory and written back as one TMA store.
 ///
 /// What changes from step 5, and why it is faster:
-/// - Loads. A block of step 5 loads its tile, waits, computes, stores and exits: its loads never
-///   overlap its own compute, and they pass through 40 registers a thread. Here one thread asks
-///   the TMA unit for the whole tile, halo included: one box of (128 + 2 pad) x (64 + 2r) floats
-///   of `in`'s tensor map, which lands exactly in step 5's shared map (`CoarseShape`), with zeros
-///   wherever it reaches outside the image (the padding, for free). An mbarrier per buffer tells
-///   the threads when its bytes have landed; the next tile is in flight while a block computes.
-/// - Stores. Step 5's threads end each tile with eight 16-byte global stores each, and the
-///   registers they store stay locked until the stores have left. Here the threads write their
-///   outputs into the tile's own buffer (its input has been read by then), and one thread hands
-///   the 64 x 128 outputs to TMA as one box of `out`'s tensor map, which also clips it at the
-///   image's edges. The block goes on to the next tile while the store drains.
-/// - Three buffers: tile i is computed in one, tile i + 1 lands in the next, the store of tile
-///   i - 1 reads the third; the load of tile i + 1 waits only for the store of tile i - 2.
-/// - The grid is resident: as many blocks as the SMs hold at once (two for r = 1 .. 3), block b
-///   taking tiles b, b + grid, b + 2 grid, ... of step 5's order, so that at each step the blocks
-///   work on consecutive tiles, as step 5's waves do, and no partial last wave idles.
+/// - Loads. Step 5's threads load the tile through registers (40 a thread for r = 2) with
+///   ten 16-byte loads each, then store it to shared memory. Here one thread asks the TMA unit
+///   for the whole tile, halo included: one box of (128 + 2 pad) x (64 + 2r) floats of `in`'s
+///   tensor map, which lands exactly in step 5's shared map (`CoarseShape`), with zeros wherever
+///   it reaches outside the image (the padding, for free). An mbarrier says when it has landed.
+///   No register holds the tile in flight, so four blocks fit an SM (three for r > 3), and the
+///   loads of one block overlap the compute of the others.
+/// - Stores. Step 5's threads end with eight 16-byte global stores each, whose registers stay
+///   locked until the stores leave. Here the threads write their outputs into the tile's shared
+///   memory (its input has been read by then), and one thread hands the 64 x 128 outputs to TMA
+///   as one box of `out`'s tensor map, which also clips it at the image's edges.
 /// - The compute is step 5's (`coarsened_outputs`).
 ///
 /// TMA needs `width` a multiple of 4 and `in` and `out` 16-byte aligned (a tensor map's rows are
@@ -32,7 +27,6 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstdint>
 
 #include "conv2d_05_coarsened.cuh"
@@ -44,118 +38,60 @@
 namespace smem::stencil {
 
 //! [tma kernel]
-/// Bytes from one buffer of step 6 to the next: a tile, rounded up to the 128 bytes TMA aligns to.
-template <int R>
-inline constexpr unsigned kTmaTileBytes = (CoarseShape<R>::kVecs * 16u + 127u) / 128u * 128u;
-/// Buffers of step 6: three, so that while a block computes tile i, tile i + 1 is in flight and
-/// the store of tile i - 1 reads its own buffer.
-inline constexpr int kTmaBuffers = 3;
-/// Dynamic shared memory of step 6: the buffers and their mbarriers.
-template <int R>
-inline constexpr unsigned kTmaSmemBytes = kTmaBuffers * (kTmaTileBytes<R> + sizeof(std::uint64_t));
-
-/// Word of output (row, col) of the tile staged for the TMA store, in buffer b once tile i is read:
-/// rows of kTileW floats, a warp's 32 16-byte vectors of a row consecutive.
+/// Step 6's tile in shared memory: step 5's map (the input tile with its halo), whose first
+/// kTileH x kTileW floats later hold the staged outputs, rows of kTileW floats.
 template <int R>
 __host__ __device__ constexpr int staged_offset(int row, int col) { return row * CoarseShape<R>::kTileW + col; }
 
 template <int R>
-__global__ void __launch_bounds__(CoarseShape<R>::kThreads, R <= 3 ? 2 : 1)
+__global__ void __launch_bounds__(CoarseShape<R>::kThreads, R <= 3 ? 4 : 3)
     conv2d_tma_kernel(const __grid_constant__ CUtensorMap in_map, const __grid_constant__ CUtensorMap out_map,
                       int height, int width) {
   using S = CoarseShape<R>;
-  constexpr int N = kTmaBuffers;
-  static_assert(N >= 3, "a tile computed, one stored, one in flight");
-  extern __shared__ __align__(128) unsigned char buffers[];  // N tiles, kTmaTileBytes<R> apart, then full[N]
-  std::uint64_t* full = reinterpret_cast<std::uint64_t*>(buffers + N * kTmaTileBytes<R>);
-  const auto buffer = [&](long long i) { return reinterpret_cast<float*>(buffers + i % N * kTmaTileBytes<R>); };
-  const long long tiles_x = (width + S::kTileW - 1) / S::kTileW;
-  const long long tiles = tiles_x * ((height + S::kTileH - 1) / S::kTileH);
-  // This block's tile i is tile k = blockIdx.x + i gridDim.x of step 5's order, at (k / tiles_x, k % tiles_x).
-  const auto corner_y = [&](long long k) { return int(k / tiles_x * S::kTileH); };
-  const auto corner_x = [&](long long k) { return int(k % tiles_x * S::kTileW); };
+  static_assert(S::kTileH * S::kTileW <= 4 * S::kVecs, "the outputs fit where the input was");
+  __shared__ alignas(128) float4 tile4[S::kVecs];
+  __shared__ std::uint64_t full;
+  float* tile = reinterpret_cast<float*>(tile4);
+  const int tiles_x = (width + S::kTileW - 1) / S::kTileW;
+  const int y0 = int(blockIdx.x / tiles_x) * S::kTileH, x0 = int(blockIdx.x % tiles_x) * S::kTileW;
   const bool issuer = threadIdx.x == 0 && threadIdx.y == 0;
-  const auto fetch = [&](long long i) {  // the issuing thread: tile i into buffer i % N
-    const long long k = blockIdx.x + i * gridDim.x;
-    if (k >= tiles) return;
-    mbar_arrive_expect_tx(&full[i % N], S::kVecs * 16u);
-    tma_load_2d(buffer(i), &in_map, corner_x(k) - S::kPad, corner_y(k) - R, &full[i % N]);
-  };
 
-  if (issuer) {
-    for (int b = 0; b < N; ++b) mbar_init(&full[b]);
-    for (int i = 0; i < N - 2; ++i) fetch(i);
+  if (issuer) {  // the whole tile, halo and zero padding included, as one box
+    mbar_init(&full);
+    mbar_arrive_expect_tx(&full, S::kVecs * 16u);
+    tma_load_2d(tile, &in_map, x0 - S::kPad, y0 - R, &full);
   }
-  __syncthreads();  // the barriers are initialized before anyone waits on them
-  for (long long k = blockIdx.x, i = 0; k < tiles; k += gridDim.x, ++i) {
-    if (issuer) {
-      // Tile i + N - 2 goes into the buffer of tile i - 2, once the store of tile i - 2 has read
-      // it (the store of tile i - 1 may still be reading its own).
-      tma_store_wait_read<1>();
-      fetch(i + N - 2);
-    }
-    mbar_wait(&full[i % N], unsigned(i / N) & 1u);  // tile i has landed: phase i / N of its barrier
-    float acc[S::kRows][S::kCols];
-    coarsened_outputs<R>(buffer(i), acc);
-    __syncthreads();  // everyone has read tile i: its buffer takes the outputs
-    float* staged = buffer(i);
+  __syncthreads();      // the barrier is initialized before anyone waits on it
+  mbar_wait(&full, 0);  // the tile has landed
+  float acc[S::kRows][S::kCols];
+  coarsened_outputs<R>(tile, acc);
+  __syncthreads();  // everyone has read the tile: it takes the outputs
 #pragma unroll
-    for (int oy = 0; oy < S::kRows; ++oy)
-      *reinterpret_cast<float4*>(staged + staged_offset<R>(threadIdx.y * S::kRows + oy, S::kCols * threadIdx.x)) =
-          make_float4(acc[oy][0], acc[oy][1], acc[oy][2], acc[oy][3]);
-    fence_proxy_async();  // the staged outputs are visible to the TMA store
-    __syncthreads();
-    if (issuer) {
-      tma_store_2d(&out_map, corner_x(k), corner_y(k), staged);  // clipped at the image's edges
-      tma_store_commit();
-    }
+  for (int oy = 0; oy < S::kRows; ++oy)
+    *reinterpret_cast<float4*>(tile + staged_offset<R>(threadIdx.y * S::kRows + oy, S::kCols * threadIdx.x)) =
+        make_float4(acc[oy][0], acc[oy][1], acc[oy][2], acc[oy][3]);
+  fence_proxy_async();  // the staged outputs are visible to the TMA store
+  __syncthreads();
+  if (issuer) {
+    tma_store_2d(&out_map, x0, y0, tile);  // clipped at the image's edges
+    tma_store_commit();
+    tma_store_wait_read<0>();  // the tile outlives the store's reads of it
   }
-  if (issuer) tma_store_wait_all();  // the stores have read shared memory and written out before the block exits
 }
 //! [tma kernel]
 
 /// The kernel of step 6: (map of `in`, map of `out`, height, width).
 using TmaConvKernel = void (*)(const CUtensorMap, const CUtensorMap, int, int);
 
-/// Blocks of conv2d_tma_kernel<R> that all SMs hold at once, once per device; 0 when the device
-/// cannot be queried (the launch then reports the error).
-template <int R>
-int tma_resident_blocks() {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int> cache[kMaxDevices];  // blocks + 1; 0 not known yet
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return 0;
-  if (const int c = cache[dev].load(std::memory_order_relaxed); c > 0) return c - 1;
-  int sms = 0, per_sm = 0;
-  const int smem = int(kTmaSmemBytes<R>);
-  if (cudaFuncSetAttribute(conv2d_tma_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, conv2d_tma_kernel<R>, CoarseShape<R>::kThreads, smem) !=
-          cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  cache[dev].store(sms * per_sm + 1, std::memory_order_relaxed);
-  return sms * per_sm;
-}
-
-template <int R>
-Plan<TmaConvKernel> tma_plan_r(int height, int width) {
-  using S = CoarseShape<R>;
-  const long long tiles = tile_count(height, width, S::kTileH, S::kTileW);
-  const long long resident = tma_resident_blocks<R>();
-  const long long blocks = resident > 0 && resident < tiles ? resident : tiles;
-  return grid_plan<TmaConvKernel>(conv2d_tma_kernel<R>, blocks, dim3(S::kThreadsX, S::kThreadsY), kTmaSmemBytes<R>);
-}
-
-/// The plan for `radius` (every radius from 1 to kMaxRadius has its instance).
+/// The plan for `radius` (every radius from 1 to kMaxRadius has its instance): one block per tile.
 inline Plan<TmaConvKernel> conv2d_tma_plan(int height, int width, int radius) {
-  constexpr Plan<TmaConvKernel> (*plans[kMaxRadius])(int, int) = {tma_plan_r<1>, tma_plan_r<2>, tma_plan_r<3>,
-                                                                   tma_plan_r<4>, tma_plan_r<5>, tma_plan_r<6>,
-                                                                   tma_plan_r<7>, tma_plan_r<8>};
+  constexpr TmaConvKernel kernels[kMaxRadius] = {conv2d_tma_kernel<1>, conv2d_tma_kernel<2>, conv2d_tma_kernel<3>,
+                                                 conv2d_tma_kernel<4>, conv2d_tma_kernel<5>, conv2d_tma_kernel<6>,
+                                                 conv2d_tma_kernel<7>, conv2d_tma_kernel<8>};
   static_assert(kMaxRadius == 8, "one instance per radius");
-  if (radius < 1 || radius > kMaxRadius) return {nullptr, dim3(), dim3(), 0};
-  return plans[radius - 1](height, width);
+  const TmaConvKernel k = radius >= 1 && radius <= kMaxRadius ? kernels[radius - 1] : nullptr;
+  using S = CoarseShape<1>;  // the output tile does not depend on the radius
+  return grid_plan(k, tile_count(height, width, S::kTileH, S::kTileW), dim3(S::kThreadsX, S::kThreadsY));
 }
 
 /// The tensor maps of step 6: `in` read in boxes of a tile with its halo (step 5's map for
