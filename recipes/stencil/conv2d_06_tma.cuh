@@ -25,8 +25,6 @@
 /// consecutive 16-byte vectors a warp (see the bank model); TMA's own shared-memory reads and
 /// writes take no part in the shared-memory instruction counts.
 #pragma once
-#include <cuda.h>
-#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -38,84 +36,6 @@
 #endif
 
 namespace smem::stencil {
-
-//! [tma]
-/// cuTensorMapEncodeTiled, taken from the driver through the runtime once (no -lcuda needed);
-/// null if the driver does not have it.
-inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found) !=
-            cudaSuccess ||
-        found != cudaDriverEntryPointSuccess)
-      f = nullptr;
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
-  }();
-  return fn;
-}
-
-/// The tensor map of a height x width row-major fp32 image, read or written in boxes of box_w x
-/// box_h floats; a box that reaches outside the image reads zeros there (the zero padding) and
-/// writes nothing there. TMA needs a 16-byte aligned base and rows of a multiple of 16 bytes;
-/// false when the image breaks that or the driver refuses the map.
-inline bool make_image_map(CUtensorMap* map, const float* g, int height, int width, int box_w, int box_h) {
-  const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
-  if (encode == nullptr || reinterpret_cast<std::uintptr_t>(g) % 16 != 0 || width % 4 != 0) return false;
-  const cuuint64_t dims[2] = {cuuint64_t(width), cuuint64_t(height)}, row_bytes[1] = {cuuint64_t(width) * 4};
-  const cuuint32_t box[2] = {cuuint32_t(box_w), cuuint32_t(box_h)}, unit[2] = {1, 1};
-  return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(g), dims, row_bytes, box, unit,
-                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-}
-
-__device__ __forceinline__ unsigned smem_u32(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
-
-/// An mbarrier whose phase completes when one thread has arrived and every byte it announced has
-/// landed; its initialization made visible to TMA (the async proxy).
-__device__ __forceinline__ void mbar_init(std::uint64_t* bar) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_u32(bar)));
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
-/// Arrives and announces `bytes` to land on the current phase.
-__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
-}
-/// Waits until the phase of parity `parity` has completed.
-__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
-  unsigned done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(smem_u32(bar)), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-/// TMA load: the box of a 2D map with corner (x, y) into shared memory at dst (128-byte
-/// aligned); its bytes complete on `bar`. Coordinates may be negative.
-__device__ __forceinline__ void tma_load_2d(float* dst, const CUtensorMap* map, int x, int y, std::uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
-          "r"(smem_u32(dst)), "l"(map), "r"(x), "r"(y), "r"(smem_u32(bar))
-      : "memory");
-}
-/// TMA store: the box of a 2D map with corner (x, y) from shared memory at src (128-byte
-/// aligned); the parts of the box outside the array are not written. One bulk group per commit.
-__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, int x, int y, const float* src) {
-  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(map), "r"(x),
-               "r"(y), "r"(smem_u32(src))
-               : "memory");
-}
-__device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-/// Waits until all but the kPending most recent store groups have read their shared memory.
-template <int kPending>
-__device__ __forceinline__ void tma_store_wait_read() {
-  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
-}
-/// Orders this thread's shared-memory writes before later TMA (async proxy) reads of them.
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-//! [tma]
 
 //! [tma kernel]
 /// Step 6's tile in shared memory: step 5's map (the input tile with its halo), whose first
@@ -180,9 +100,11 @@ inline bool conv2d_tma_maps(CUtensorMap* in_map, CUtensorMap* out_map, const flo
                             int width, int radius) {
   using S = CoarseShape<1>;               // the output tile does not depend on the radius
   const int pad = (radius + 3) / 4 * 4;  // CoarseShape<radius>::kPad
+  const long long dims[2] = {width, height};
+  const int in_box[2] = {S::kTileW + 2 * pad, S::kTileH + 2 * radius};  // CoarseShape<radius>::kPitch, kInRows
+  const int out_box[2] = {S::kTileW, S::kTileH};
   static_assert(CoarseShape<8>::kPitch == S::kTileW + 2 * 8 && CoarseShape<8>::kInRows == S::kTileH + 2 * 8);
-  return make_image_map(in_map, in, height, width, S::kTileW + 2 * pad, S::kTileH + 2 * radius) &&
-         make_image_map(out_map, out, height, width, S::kTileW, S::kTileH);
+  return make_float_map(in_map, in, 2, dims, in_box) && make_float_map(out_map, out, 2, dims, out_box);
 }
 
 /// out = in convolved with the (2r + 1)^2 filter at `filter`, zero padding; see stencil_common.cuh.

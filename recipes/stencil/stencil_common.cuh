@@ -36,6 +36,8 @@
 /// size is a no-op. Indices are 64-bit. The launchers never allocate or synchronize, so they can
 /// be captured in a CUDA graph; each returns `cudaGetLastError()` after its launch.
 #pragma once
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -112,9 +114,14 @@ Plan<Kernel> grid_plan(Kernel kernel, long long blocks, dim3 block, unsigned sme
 }
 
 /// Launches a plan with the kernel's arguments; cudaErrorInvalidValue for a null kernel.
+/// A plan above 48 KB of dynamic shared memory is opted in first (cudaFuncSetAttribute).
 template <class Kernel, class... A>
 cudaError_t launch(const Plan<Kernel>& p, cudaStream_t stream, A... args) {
   if (p.kernel == nullptr) return cudaErrorInvalidValue;
+  if (p.smem > 48u * 1024u)
+    if (cudaError_t e = cudaFuncSetAttribute(p.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(p.smem));
+        e != cudaSuccess)
+      return e;
   p.kernel<<<p.grid, p.block, p.smem, stream>>>(args...);
   return cudaGetLastError();
 }
@@ -171,5 +178,100 @@ __host__ __device__ inline float seven_point(const Coefficients& c, float u, flo
   return c.center * u + c.x * (xm + xp) + c.y * (ym + yp) + c.z * (zm + zp);
 }
 //! [seven point]
+
+//! [tma]
+// ---- Hopper (sm_90): the TMA steps' tensor maps, mbarriers and bulk tensor copies. ----
+
+/// cuTensorMapEncodeTiled, taken from the driver through the runtime once (no -lcuda needed);
+/// null if the driver does not have it.
+inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      f = nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  }();
+  return fn;
+}
+
+/// The tensor map of a row-major fp32 array of `rank` dimensions (dims[0] fastest, each row of
+/// dims[0] floats), read in boxes of box[0] x box[1] x ...; a box that reaches outside the array
+/// is filled with zeros there: the stencils' zero padding. TMA needs a 16-byte aligned base and
+/// rows of a multiple of 16 bytes; false when the array breaks that or the driver refuses it.
+inline bool make_float_map(CUtensorMap* map, const float* g, int rank, const long long* dims, const int* box) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+  if (encode == nullptr || reinterpret_cast<std::uintptr_t>(g) % 16 != 0 || dims[0] % 4 != 0) return false;
+  cuuint64_t d[3], strides[2], stride = sizeof(float);  // strides[i - 1]: bytes from one index of dim i to the next
+  cuuint32_t b[3], unit[3];
+  for (int i = 0; i < rank; ++i) {
+    d[i] = cuuint64_t(dims[i]), b[i] = cuuint32_t(box[i]), unit[i] = 1;
+    if (i > 0) strides[i - 1] = stride;
+    stride *= d[i];
+  }
+  return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, cuuint32_t(rank), const_cast<float*>(g), d, strides, b, unit,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+__device__ __forceinline__ unsigned smem_u32(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
+
+/// An mbarrier whose phase completes when one thread has arrived and every byte it announced has
+/// landed; its initialization made visible to TMA (the async proxy).
+__device__ __forceinline__ void mbar_init(std::uint64_t* bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_u32(bar)));
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+/// Arrives and announces `bytes` to land on the current phase.
+__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
+}
+/// Waits until the phase of parity `parity` has completed.
+__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(smem_u32(bar)), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+/// TMA: the box of a 2D (x, y) or 3D (x, y, z) map with corner `c` into shared memory at dst
+/// (128-byte aligned); its bytes complete on `bar`. Coordinates may be negative.
+__device__ __forceinline__ void tma_load_2d(float* dst, const CUtensorMap* map, int x, int y, std::uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
+          "r"(smem_u32(dst)), "l"(map), "r"(x), "r"(y), "r"(smem_u32(bar))
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_3d(float* dst, const CUtensorMap* map, int x, int y, int z,
+                                            std::uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+      "[%5];\n" ::"r"(smem_u32(dst)),
+      "l"(map), "r"(x), "r"(y), "r"(z), "r"(smem_u32(bar))
+      : "memory");
+}
+/// TMA store: the box of a 2D map with corner (x, y) from shared memory at src (128-byte
+/// aligned); the parts of the box outside the array are not written. One bulk group per commit.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, int x, int y, const float* src) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(map), "r"(x),
+               "r"(y), "r"(smem_u32(src))
+               : "memory");
+}
+__device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+/// Waits until all but the kPending most recent store groups have read their shared memory.
+template <int kPending>
+__device__ __forceinline__ void tma_store_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
+}
+/// Waits until every store group has completed (its writes done).
+__device__ __forceinline__ void tma_store_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+/// Orders this thread's shared-memory writes before later TMA (async proxy) reads of them.
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+//! [tma]
 
 }  // namespace smem::stencil
