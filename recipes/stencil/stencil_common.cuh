@@ -114,14 +114,9 @@ Plan<Kernel> grid_plan(Kernel kernel, long long blocks, dim3 block, unsigned sme
 }
 
 /// Launches a plan with the kernel's arguments; cudaErrorInvalidValue for a null kernel.
-/// A plan above 48 KB of dynamic shared memory is opted in first (cudaFuncSetAttribute).
 template <class Kernel, class... A>
 cudaError_t launch(const Plan<Kernel>& p, cudaStream_t stream, A... args) {
   if (p.kernel == nullptr) return cudaErrorInvalidValue;
-  if (p.smem > 48u * 1024u)
-    if (cudaError_t e = cudaFuncSetAttribute(p.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(p.smem));
-        e != cudaSuccess)
-      return e;
   p.kernel<<<p.grid, p.block, p.smem, stream>>>(args...);
   return cudaGetLastError();
 }
@@ -239,20 +234,12 @@ __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
         : "memory");
   } while (!done);
 }
-/// TMA: the box of a 2D (x, y) or 3D (x, y, z) map with corner `c` into shared memory at dst
-/// (128-byte aligned); its bytes complete on `bar`. Coordinates may be negative.
+/// TMA load: the box of a 2D map with corner (x, y) into shared memory at dst (128-byte
+/// aligned); its bytes complete on `bar`. Coordinates may be negative.
 __device__ __forceinline__ void tma_load_2d(float* dst, const CUtensorMap* map, int x, int y, std::uint64_t* bar) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
           "r"(smem_u32(dst)), "l"(map), "r"(x), "r"(y), "r"(smem_u32(bar))
-      : "memory");
-}
-__device__ __forceinline__ void tma_load_3d(float* dst, const CUtensorMap* map, int x, int y, int z,
-                                            std::uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
-      "[%5];\n" ::"r"(smem_u32(dst)),
-      "l"(map), "r"(x), "r"(y), "r"(z), "r"(smem_u32(bar))
       : "memory");
 }
 /// TMA store: the box of a 2D map with corner (x, y) from shared memory at src (128-byte
@@ -268,8 +255,6 @@ template <int kPending>
 __device__ __forceinline__ void tma_store_wait_read() {
   asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
 }
-/// Waits until every store group has completed (its writes done).
-__device__ __forceinline__ void tma_store_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 /// Orders this thread's shared-memory writes before later TMA (async proxy) reads of them.
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 //! [tma]
