@@ -43,8 +43,13 @@ namespace smem::stencil {
 template <int R>
 __host__ __device__ constexpr int staged_offset(int row, int col) { return row * CoarseShape<R>::kTileW + col; }
 
+/// Blocks of step 6 an SM should hold: four (64 registers a thread), three for r > 3, whose
+/// longer rows need more registers.
 template <int R>
-__global__ void __launch_bounds__(CoarseShape<R>::kThreads, R <= 3 ? 4 : 3)
+inline constexpr int kTmaMinBlocks = R > 3 ? 3 : 4;
+
+template <int R>
+__global__ void __launch_bounds__(CoarseShape<R>::kThreads, kTmaMinBlocks<R>)
     conv2d_tma_kernel(const __grid_constant__ CUtensorMap in_map, const __grid_constant__ CUtensorMap out_map,
                       int height, int width) {
   using S = CoarseShape<R>;
