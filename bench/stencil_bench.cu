@@ -97,8 +97,8 @@ const bool registered = [] {
           st::kSteps));
   for (int radius : {2, 4})
     for (int n : {1024, 2048, 4096, 8192}) register_conv2d(radius, n, n);
-  // Where the convolution turns compute-bound: the fastest step at 8192^2 for filters from 3 x 3
-  // to 17 x 17 (2 (2r + 1)^2 FLOP per 8 bytes).
+  // Where the convolution turns compute-bound: steps 5 and 6 (the fastest) at 8192^2 for filters
+  // from 3 x 3 to 17 x 17 (2 (2r + 1)^2 FLOP per 8 bytes).
   for (int radius : {1, 3, 6, 8})
     register_conv2d(radius, 8192, 8192, {st::Variant::conv2d_coarsened, st::Variant::conv2d_tma});
   for (int n : {256, 512}) register_7point(n);

@@ -87,7 +87,7 @@ void coarsened(Visit&& visit) {
   coarsened_windows<R>(visit);
 }
 
-/// Convolution step 6 (conv2d_tma_kernel<R, N>), one tile: TMA writes the tile with no
+/// Convolution step 6 (conv2d_tma_kernel<R>), one tile: TMA writes the tile with no
 /// shared-memory instruction; the windows, then the outputs staged for the TMA store.
 template <int R, class Visit>
 void tma_tile(Visit&& visit) {
