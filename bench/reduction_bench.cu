@@ -1,7 +1,7 @@
 // Reduction benchmarks: every variant and the baseline cub::DeviceReduce::Sum in one process.
 // Names: reduction/<variant>/<type>/<n>. GB/s counts the bytes read (n x sizeof(T)); the L2 is
 // flushed before every timed launch, so the input comes from DRAM. The time covers everything a
-// caller's launch puts on the stream (for steps 1-7 every pass, for step 8 the counter reset).
+// caller's launch puts on the stream (for steps 1-7 every pass, for steps 8 and 9 the counter reset).
 // With SMEM_REDUCTION_TUNE=1 in the environment, configurations of the single-pass kernel
 // (threads per block, vectors in flight per thread, load flavour) are registered as well.
 #include <benchmark/benchmark.h>

@@ -225,6 +225,7 @@ TEST_SUITE("gpu") {
       std::size_t bytes = 0;
       REQUIRE(rd::run<float>(v, nullptr, bytes, in.get(), n, out.get(), rd::Sum{}, 0.0f) == cudaSuccess);
       DeviceBuffer<unsigned char> temp(bytes + 16);
+      temp.poison(0xA5);  // contents the launcher must not rely on
       auto run = [&](const float* i, long long m, float* o, std::size_t b) {
         out.poison(kPoison);
         return rd::run<float>(v, temp.get(), b, i, m, o, rd::Sum{}, 0.0f);

@@ -82,6 +82,8 @@ TEST_SUITE("gpu") {
       REQUIRE(rd::run<int>(v, nullptr, bytes, in.get(), n, out.get(), rd::Sum{}, 0) == cudaSuccess);
       REQUIRE(rd::run<float>(v, nullptr, fbytes, fin.get(), n, fout.get(), rd::Sum{}, 0.0f) == cudaSuccess);
       DeviceBuffer<unsigned char> temp(bytes), ftemp(fbytes);
+      temp.poison(0xA5);  // contents the launcher must not rely on (step 10 reads its counter word)
+      ftemp.poison(0xA5);
       out.poison();
       capture_and_replay([&](cudaStream_t s) {
         return rd::run<int>(v, temp.get(), bytes, in.get(), n, out.get(), rd::Sum{}, 0, s);

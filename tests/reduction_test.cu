@@ -172,6 +172,7 @@ TEST_SUITE("gpu") {
         std::size_t bytes = 0;
         REQUIRE(rd::run<T>(v, nullptr, bytes, in.get(), n, nullptr, rd::Sum{}, T(0)) == cudaSuccess);
         DeviceBuffer<unsigned char> temp(bytes);  // one workspace reused by every run
+        temp.poison(0xA5);
         constexpr int kRuns = 6;
         DeviceBuffer<T> out(kRuns);
         out.poison();
@@ -183,6 +184,56 @@ TEST_SUITE("gpu") {
         for (int r = 0; r < kRuns; ++r)
           CHECK(smem::test::first_bit_mismatch(std::vector<T>{got[r]}, std::vector<T>{fresh}) == -1);
       }
+    }
+  }
+
+  TEST_CASE("step 10 on stale workspaces: any word it finds, then the word it leaves") {
+    // A word is current only with the tag and a count below the grid. Zeros, ones, the poison,
+    // random bytes, the tag with a count of the whole grid, and a word one add below the tag
+    // (its count full, so the first add carries into the tag) are all stale.
+    using TC = rd::TaggedCounter;
+    const long long n = smem::test::small_shapes_only() ? 65537 : (1LL << 24) + 7;
+    const auto h = make_data<float>(std::size_t(n), 41);
+    DeviceBuffer<float> in(h);
+    const HostRef ref = host_sum(h);
+    const float vendor = cub_reduce(in.get(), n, rd::Sum{}, 0.f);
+    const unsigned grid = rd::tagged_counter_plan<float, rd::Sum>(n).grid.x;
+    REQUIRE(grid > 1);
+    std::size_t bytes = 0;
+    REQUIRE(rd::tagged_counter(nullptr, bytes, in.get(), n, static_cast<float*>(nullptr), rd::Sum{}, 0.f) ==
+            cudaSuccess);
+    const std::size_t at = rd::single_pass_layout<float, rd::kStrideThreads>(n).counter;
+    const unsigned long long stale[] = {0ull,
+                                        ~0ull,
+                                        0xA5A5A5A5A5A5A5A5ull,
+                                        smem::test::rng(7)(),
+                                        TC::kReady + grid,
+                                        ((TC::kTag - 1) << TC::kCountBits) | TC::kCountMask};
+    for (unsigned long long word : stale) {
+      CAPTURE(word);
+      DeviceBuffer<unsigned char> temp(bytes);
+      temp.poison(0x5C);
+      SMEM_CUDA_CHECK(cudaMemcpy(temp.get() + at, &word, sizeof word, cudaMemcpyHostToDevice));
+      constexpr int kRuns = 3;  // the first on the stale word, then on the word the last one left
+      DeviceBuffer<float> out(kRuns + 1);
+      out.poison();
+      for (int r = 0; r < kRuns; ++r)
+        REQUIRE(rd::tagged_counter(temp.get(), bytes, in.get(), n, out.get() + r, rd::Sum{}, 0.f) == cudaSuccess);
+      // A smaller input on the same workspace: another grid, the counter at another offset.
+      const long long small = 5 * rd::kStrideThreads * 4 + 3;
+      REQUIRE(rd::tagged_counter(temp.get(), bytes, in.get(), small, out.get() + kRuns, rd::Sum{}, 0.f) ==
+              cudaSuccess);
+      SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+      const auto got = out.download();
+      for (int r = 0; r < kRuns; ++r) {
+        check_sum(got[r], vendor, ref, n);
+        CHECK(smem::test::first_bit_mismatch(std::vector<float>{got[r]}, std::vector<float>{got[0]}) == -1);
+      }
+      const std::vector<float> head(h.begin(), h.begin() + small);
+      check_sum(got[kRuns], cub_reduce(in.get(), small, rd::Sum{}, 0.f), host_sum(head), small);
+      unsigned long long left = 0;
+      SMEM_CUDA_CHECK(cudaMemcpy(&left, temp.get() + at, sizeof left, cudaMemcpyDeviceToHost));
+      CHECK(left == TC::kReady);
     }
   }
 
@@ -301,7 +352,7 @@ std::optional<smem::test::BankPrediction> reduction_bank_prediction(const std::s
   if (variant == "sequential" || variant == "first_add") return predict([](auto&& v) { ra::sequential<T>(1, v); });
   if (variant == "warp_shuffle" || variant == "unrolled") return predict([](auto&& v) { ra::sequential<T>(64, v); });
   if (variant == "grid_stride") return predict([](auto&& v) { ra::grid_stride<T>(false, v); });
-  if (variant == "single_pass") return predict([](auto&& v) { ra::grid_stride<T>(true, v); });
+  if (variant == "single_pass" || variant == "tagged_counter") return predict([](auto&& v) { ra::grid_stride<T>(true, v); });
   return std::nullopt;  // cub_block
 }
 
@@ -345,7 +396,7 @@ TEST_SUITE("host") {
     CHECK(w.second == rd::align_up(((1LL << 23) + 1) * 4));
     CHECK(w.bytes == rd::align_up(((1LL << 23) + 1) * 4) + rd::align_up(((1LL << 15) + 1) * 4));
     CHECK(rd::multi_pass_layout<float>(100, rd::sequential_plan<float, rd::Sum>).bytes == rd::kTempAlign);
-    // Steps 7-9: one partial per block, never more than kMaxGridBlocks; plus the counter.
+    // Steps 7-10: one partial per block, never more than kMaxGridBlocks; plus the counter.
     CHECK(rd::stride_tiles<float, 256>(0) == 1);
     CHECK(rd::stride_tiles<float, 256>(1024) == 1);
     CHECK(rd::stride_tiles<float, 256>(1025) == 2);

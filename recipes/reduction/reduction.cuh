@@ -17,6 +17,7 @@
 #include "reduction_07_grid_stride.cuh"
 #include "reduction_08_single_pass.cuh"
 #include "reduction_09_cub_block.cuh"
+#include "reduction_10_tagged_counter.cuh"
 
 /// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher
 /// (`name(d_temp, temp_bytes, in, n, out, op, identity, stream)`) and its plan
@@ -36,7 +37,9 @@
     "Grid-stride loop with 16-byte vector loads and many elements per thread.")                     \
   X(8, single_pass, "reduction_08_single_pass.cuh", "Single pass: the last block to finish reduces the partials.") \
   X(9, cub_block, "reduction_09_cub_block.cuh",                                                     \
-    "The single-pass kernel of step 8 with cub::BlockReduce as the block stage.")
+    "The single-pass kernel of step 8 with cub::BlockReduce as the block stage.")                  \
+  X(10, tagged_counter, "reduction_10_tagged_counter.cuh",                                         \
+    "Step 8 without the memset: a tagged counter that each launch leaves ready for the next.")
 
 namespace smem::reduction {
 

@@ -13,7 +13,7 @@
 /// - The block's result goes through a warp-shuffle block reduction (one shared word per warp,
 ///   one barrier) instead of a shared-memory tree.
 /// The grid-stride loop (thread_reduce), the block reduction and the grid (stride_plan) are in
-/// reduction_common.cuh, because steps 8 and 9 reuse them.
+/// reduction_common.cuh, because steps 8 to 10 reuse them.
 /// Two launches: the grid writes one partial per block, then one block reduces the partials.
 /// Deterministic: the grid, and so the grouping of the operands, depends only on n and the GPU.
 #pragma once

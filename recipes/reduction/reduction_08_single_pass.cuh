@@ -10,6 +10,8 @@
 /// It also saves the second launch and the gap between the two kernels, which matters for
 /// small inputs. The counter is zeroed by a `cudaMemsetAsync` on the same stream before the
 /// kernel (the workspace comes uninitialized from the caller); a single-block grid needs none.
+/// The counter is a template parameter of the kernel, so that step 10 can swap in one that
+/// needs no memset.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -26,14 +28,26 @@ __device__ T load_cg(const T* p) {
   else return *static_cast<const volatile T*>(p);
 }
 
+//! [zeroed counter]
+/// The ticket counter of step 8: an unsigned int that the launcher zeroes before every launch.
+struct ZeroedCounter {
+  unsigned* word;
+  /// This block's ticket, 0 .. gridDim.x - 1.
+  __device__ unsigned take() const { return atomicAdd(word, 1u); }
+  /// Run by the block with the last ticket: nothing to do, the next launch zeroes the word.
+  __device__ void leave() const {}
+  cudaError_t prepare(cudaStream_t stream) const { return cudaMemsetAsync(word, 0, sizeof(unsigned), stream); }
+};
+//! [zeroed counter]
+
 //! [single pass]
-template <class T, class Op, int kThreads, int kUnroll, Load kLoad, class BlockReduce>
+template <class T, class Op, int kThreads, int kUnroll, Load kLoad, class BlockReduce, class Counter>
 __global__ void __launch_bounds__(kThreads, kMinBlocks<kThreads, kUnroll>)
-    single_pass_kernel(const T* __restrict__ in, long long n, T* out, T* partials, unsigned* counter, Op op,
+    single_pass_kernel(const T* __restrict__ in, long long n, T* out, T* partials, Counter counter, Op op,
                        T identity) {
   T v = thread_reduce<kThreads, kUnroll, kLoad>(in, n, op, identity);
   v = BlockReduce::reduce(v, op);
-  if (counter == nullptr) {  // a single block: no partials
+  if (counter.word == nullptr) {  // a single block: no partials
     if (threadIdx.x == 0) *out = v;
     return;
   }
@@ -41,7 +55,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<kThreads, kUnroll>)
   if (threadIdx.x == 0) {
     partials[blockIdx.x] = v;
     __threadfence();  // the partial is visible to every block before the ticket is taken
-    last = atomicAdd(counter, 1u) == gridDim.x - 1;
+    last = counter.take() == gridDim.x - 1;
   }
   __syncthreads();
   if (!last) return;
@@ -51,12 +65,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<kThreads, kUnroll>)
   v = BlockReduce::reduce(v, op);  // same order whichever block is last: deterministic
   if (threadIdx.x == 0) {
     *out = v;
-    *counter = 0;
+    counter.leave();
   }
 }
 //! [single pass]
 
-/// Workspace of steps 8 and 9: one partial per block, then the counter. One layout, used by the
+/// Workspace of steps 8 to 10: one partial per block, then the counter (at most 8 bytes). One layout, used by the
 /// size query and by the launcher.
 struct SinglePassLayout {
   std::size_t counter;  ///< offset of the counter
@@ -68,25 +82,26 @@ constexpr SinglePassLayout single_pass_layout(long long n) {
   return {partials, partials + kTempAlign};
 }
 
-/// The kernel of steps 8 and 9: (in, n, out, partials, counter, op, identity).
-template <class T, class Op>
-using SinglePassKernel = void (*)(const T*, long long, T*, T*, unsigned*, Op, T);
+/// The kernel of steps 8 to 10: (in, n, out, partials, counter, op, identity).
+template <class T, class Op, class Counter = ZeroedCounter>
+using SinglePassKernel = void (*)(const T*, long long, T*, T*, Counter, Op, T);
 
 template <class T, class Op, int kThreads = kStrideThreads, int kUnroll = kStrideUnroll, Load kLoad = kStrideLoad,
-          int kWaves = kStrideWaves, class BlockReduce = ShuffleBlockReduce<kThreads>>
-Plan<SinglePassKernel<T, Op>> single_pass_plan(long long n) {
-  return stride_plan<T, kThreads, kWaves, single_pass_kernel<T, Op, kThreads, kUnroll, kLoad, BlockReduce>>(n);
+          int kWaves = kStrideWaves, class BlockReduce = ShuffleBlockReduce<kThreads>, class Counter = ZeroedCounter>
+Plan<SinglePassKernel<T, Op, Counter>> single_pass_plan(long long n) {
+  return stride_plan<T, kThreads, kWaves, single_pass_kernel<T, Op, kThreads, kUnroll, kLoad, BlockReduce, Counter>>(
+      n);
 }
 
-/// The launcher of steps 8 and 9, given the plan (and so the block reduction).
-template <class T, class Op, class Kernel>
-cudaError_t single_pass_launch(const Plan<Kernel>& p, SinglePassLayout w, void* d_temp, const T* in, long long n,
-                               T* out, Op op, T identity, cudaStream_t stream) {
+/// The launcher of steps 8 to 10, given the plan (and so the block reduction and the counter).
+template <class T, class Op, class Counter>
+cudaError_t single_pass_launch(const Plan<SinglePassKernel<T, Op, Counter>>& p, SinglePassLayout w, void* d_temp,
+                               const T* in, long long n, T* out, Op op, T identity, cudaStream_t stream) {
   T* partials = static_cast<T*>(d_temp);
-  unsigned* counter = nullptr;
+  Counter counter{nullptr};
   if (p.grid.x > 1) {
-    counter = reinterpret_cast<unsigned*>(static_cast<char*>(d_temp) + w.counter);
-    if (cudaError_t err = cudaMemsetAsync(counter, 0, sizeof(unsigned), stream); err != cudaSuccess) return err;
+    counter.word = reinterpret_cast<decltype(counter.word)>(static_cast<char*>(d_temp) + w.counter);
+    if (cudaError_t err = counter.prepare(stream); err != cudaSuccess) return err;
   }
   p.kernel<<<p.grid, p.block, p.smem, stream>>>(in, n, out, partials, counter, op, identity);
   return cudaGetLastError();

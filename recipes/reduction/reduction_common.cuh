@@ -2,7 +2,7 @@
 /// \brief What every reduction step shares: the operations (sum, max) with their identities,
 /// the launcher contract, the launch plan, the multi-pass driver of steps 1 to 6, and the
 /// building blocks of several steps (the warp and block reductions, the grid-stride loop of
-/// steps 7 to 9 and the grid that fills the GPU).
+/// steps 7 to 10 and the grid that fills the GPU).
 ///
 /// Every launcher has the shape of `cub::DeviceReduce`:
 /// \code
@@ -209,9 +209,9 @@ struct ShuffleBlockReduce {
 };
 //! [block reduce]
 
-// ---- Steps 7 to 9: a grid that fills the GPU, each thread walking the input grid-stride. ----
+// ---- Steps 7 to 10: a grid that fills the GPU, each thread walking the input grid-stride. ----
 
-/// Largest grid of steps 7-9 (the workspace holds one partial per block): above any GPU's
+/// Largest grid of steps 7-10 (the workspace holds one partial per block): above any GPU's
 /// SMs x resident blocks, so it never limits in practice, and lets the size query stay host-only.
 inline constexpr long long kMaxGridBlocks = 8192;
 
@@ -284,8 +284,8 @@ __device__ T thread_reduce(const T* __restrict__ in, long long n, Op op, T ident
 template <int kThreads, int kUnroll>
 inline constexpr int kMinBlocks = (kUnroll <= 4 ? 2048 : 1024) / kThreads;
 
-/// Default configuration of steps 7-9: threads per block, vectors in flight per thread, the
-/// load flavour, and (steps 8-9) the grid as a multiple of what the GPU holds at once. Chosen by
+/// Default configuration of steps 7-10: threads per block, vectors in flight per thread, the
+/// load flavour, and (steps 8-10) the grid as a multiple of what the GPU holds at once. Chosen by
 /// the benchmark's sweep of the single-pass kernel (SMEM_REDUCTION_TUNE=1), see the page.
 //! [stride config]
 inline constexpr int kStrideThreads = 1024;
@@ -320,7 +320,7 @@ int resident_grid() {
   return blocks;
 }
 
-/// The plan of steps 7 to 9: a grid of at most `kWaves` times what the GPU holds at once
+/// The plan of steps 7 to 10: a grid of at most `kWaves` times what the GPU holds at once
 /// (SMs x resident blocks per SM), capped by the input size.
 template <class T, int kThreads, int kWaves, auto Kernel>
 Plan<decltype(Kernel)> stride_plan(long long n) {
