@@ -34,6 +34,7 @@ PROFILES = {
         "smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct"]),
     "reduction-tune": ("lines", "reduction_tune.txt", "tune_", "picked"),
     "gemm-tune": ("lines", "gemm_tune.log", "TFLOP/s", "  n =  8192"),
+    "stencil-st7-tiles": ("lines", "stencil_st7_tiles.txt", "[8:32]", "["),
 }
 
 
