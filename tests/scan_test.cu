@@ -188,7 +188,7 @@ bool conflict_free(Walk&& walk) {
 
 /// The bank model's prediction for the first kernel of each variant over full tiles (what the
 /// profiled launch runs: inclusive float, 2^24 elements; step 6's first tile, which skips the
-/// look-back, is one of 4096).
+/// look-back, is one of 2^24 / (kTileThreads kTileItems<float>).
 std::optional<smem::test::BankPrediction> scan_bank_prediction(const std::string& variant) {
   using smem::test::predict;
   using T = float;
@@ -270,11 +270,12 @@ TEST_SUITE("host") {
     CHECK(sc::tree_layout<double>(1024, 1024).levels == 1);
     CHECK(sc::tree_layout<double>(1025, 1024).count[1] == 2);
     CHECK(sc::tree_layout<int>((1LL << 62) + 1, 1024).levels == 7);
-    const auto lb = sc::look_back_layout<float>(4096 * 3 + 1);  // 4 tiles of 4096 floats
+    constexpr long long tf = sc::kTileThreads * sc::kTileItems<float>, td = sc::kTileThreads * sc::kTileItems<double>;
+    const auto lb = sc::look_back_layout<float>(tf * 3 + 1);  // 4 tiles
     CHECK(lb.counter == 32);
     CHECK(lb.zeroed == 48);
     CHECK(lb.bytes == 48);
-    const auto lbd = sc::look_back_layout<double>(2048 * 3 + 1);  // 4 tiles of 2048 doubles
+    const auto lbd = sc::look_back_layout<double>(td * 3 + 1);  // 4 tiles
     CHECK(lbd.counter == 16);
     CHECK(lbd.bytes == 32 + 64);
   }
@@ -386,7 +387,9 @@ TEST_SUITE("gpu") {
     h[5000] = inf;  // prefixes from 5000 on: +inf; from 70000 on (+inf + -inf): NaN
     h[70000] = -inf;
     std::vector<float> nan(n, 1.f);
-    nan[4096] = std::numeric_limits<float>::quiet_NaN();  // the first element of a tile of steps 5-6
+    constexpr long long tile = sc::kTileThreads * sc::kTileItems<float>;
+    static_assert(tile < 70000, "the NaN starts a tile after the first");
+    nan[tile] = std::numeric_limits<float>::quiet_NaN();  // the first element of a tile of steps 5-6
     DeviceBuffer<float> in(h), in_nan(nan);
     for (auto v : sc::kAllVariants) {
       CAPTURE(sc::name(v));
@@ -395,8 +398,8 @@ TEST_SUITE("gpu") {
       for (long long i : {5000LL, 5001LL, 69999LL}) CHECK(got[i] == inf);
       for (long long i : {70000LL, n - 1}) CHECK(std::isnan(got[i]));
       const auto got_nan = scan_on_device(v, in_nan.get(), n, cuda::std::plus<float>{}, 0.f, sc::Kind::exclusive);
-      CHECK(got_nan[4096] == 4096.f);
-      CHECK(std::count_if(got_nan.begin(), got_nan.end(), [](float x) { return std::isnan(x); }) == n - 4097);
+      CHECK(got_nan[tile] == float(tile));
+      CHECK(std::count_if(got_nan.begin(), got_nan.end(), [](float x) { return std::isnan(x); }) == n - tile - 1);
     }
   }
 

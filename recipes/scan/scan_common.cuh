@@ -361,12 +361,14 @@ __device__ void finish_items(T (&items)[kItems], T prefix, Op op, Kind kind) {
 }
 
 /// Threads and items per thread of steps 5 and 6: 128 bytes per thread (32 floats or ints, 16
-/// doubles), so that each thread has eight 16-byte loads in flight and the tile is 16 KB.
-inline constexpr int kTileThreads = 128;
+/// doubles), so that each thread has eight 16-byte loads in flight, and 256 threads, so that the
+/// tile is 32 KB: half as many tiles as with 128 threads, so half the look-backs and published
+/// states per byte (a sweep of 128, 256, 384 and 512 threads picked 256, see the scan page).
+inline constexpr int kTileThreads = 256;
 template <class T>
 inline constexpr int kTileItems = 128 / int(sizeof(T));
 /// Blocks of kTileThreads that an SM must hold at once (`__launch_bounds__`): this caps the
 /// registers at 51 per thread, so that 1280 threads, 160 KB of loads, can be in flight per SM.
-inline constexpr int kTileMinBlocks = 10;
+inline constexpr int kTileMinBlocks = 1280 / kTileThreads;
 
 }  // namespace smem::scan
