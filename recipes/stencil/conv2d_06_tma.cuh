@@ -105,11 +105,10 @@ inline bool conv2d_tma_maps(CUtensorMap* in_map, CUtensorMap* out_map, const flo
                             int width, int radius) {
   using S = CoarseShape<1>;               // the output tile does not depend on the radius
   const int pad = (radius + 3) / 4 * 4;  // CoarseShape<radius>::kPad
-  const long long dims[2] = {width, height};
-  const int in_box[2] = {S::kTileW + 2 * pad, S::kTileH + 2 * radius};  // CoarseShape<radius>::kPitch, kInRows
-  const int out_box[2] = {S::kTileW, S::kTileH};
   static_assert(CoarseShape<8>::kPitch == S::kTileW + 2 * 8 && CoarseShape<8>::kInRows == S::kTileH + 2 * 8);
-  return make_float_map(in_map, in, 2, dims, in_box) && make_float_map(out_map, out, 2, dims, out_box);
+  // The input box: CoarseShape<radius>::kInRows rows of kPitch floats.
+  return make_image_map(in_map, in, height, width, S::kTileH + 2 * radius, S::kTileW + 2 * pad) &&
+         make_image_map(out_map, out, height, width, S::kTileH, S::kTileW);
 }
 
 /// out = in convolved with the (2r + 1)^2 filter at `filter`, zero padding; see stencil_common.cuh.

@@ -192,21 +192,18 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return fn;
 }
 
-/// The tensor map of a row-major fp32 array of `rank` dimensions (dims[0] fastest, each row of
-/// dims[0] floats), read in boxes of box[0] x box[1] x ...; a box that reaches outside the array
-/// is filled with zeros there: the stencils' zero padding. TMA needs a 16-byte aligned base and
-/// rows of a multiple of 16 bytes; false when the array breaks that or the driver refuses it.
-inline bool make_float_map(CUtensorMap* map, const float* g, int rank, const long long* dims, const int* box) {
+/// The tensor map of a row-major fp32 image (height rows of width floats), read or written in
+/// boxes of box_w x box_h; a box that reaches outside the image is filled with zeros there: the
+/// stencils' zero padding. TMA needs a 16-byte aligned base and rows of a multiple of 16 bytes;
+/// false when the image breaks that or the driver refuses it.
+inline bool make_image_map(CUtensorMap* map, const float* g, long long height, long long width, int box_h,
+                           int box_w) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
-  if (encode == nullptr || reinterpret_cast<std::uintptr_t>(g) % 16 != 0 || dims[0] % 4 != 0) return false;
-  cuuint64_t d[3], strides[2], stride = sizeof(float);  // strides[i - 1]: bytes from one index of dim i to the next
-  cuuint32_t b[3], unit[3];
-  for (int i = 0; i < rank; ++i) {
-    d[i] = cuuint64_t(dims[i]), b[i] = cuuint32_t(box[i]), unit[i] = 1;
-    if (i > 0) strides[i - 1] = stride;
-    stride *= d[i];
-  }
-  return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, cuuint32_t(rank), const_cast<float*>(g), d, strides, b, unit,
+  if (encode == nullptr || reinterpret_cast<std::uintptr_t>(g) % 16 != 0 || width % 4 != 0) return false;
+  const cuuint64_t dims[2] = {cuuint64_t(width), cuuint64_t(height)};
+  const cuuint64_t row_bytes[1] = {cuuint64_t(width) * sizeof(float)};
+  const cuuint32_t box[2] = {cuuint32_t(box_w), cuuint32_t(box_h)}, unit[2] = {1, 1};
+  return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(g), dims, row_bytes, box, unit,
                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
