@@ -32,13 +32,15 @@ inline constexpr int kChunk = 16 / int(sizeof(T));
 template <class T>
 __global__ void __launch_bounds__(kThreads)
     runs_kernel(const T* __restrict__ samples, long long n, Counter* __restrict__ counts, Even<T> rule, int copies) {
-  count_runs_in_lane_copies<T>(rule, copies, counts, [&](auto&& take) {
+  count_in_lane_copies(rule, copies, counts, [&](auto& add) {
+    Run run;
     const long long chunks = (n + kChunk<T> - 1) / kChunk<T>, stride = (long long)gridDim.x * kThreads;
     for (long long c = (long long)blockIdx.x * kThreads + threadIdx.x; c < chunks; c += stride) {
 #pragma unroll
       for (int k = 0; k < kChunk<T>; ++k)
-        if (c * kChunk<T> + k < n) take(samples[c * kChunk<T> + k]);
+        if (c * kChunk<T> + k < n) run.take(rule.privatized(samples[c * kChunk<T> + k]), add);
     }
+    run.flush(add);
   });
 }
 //! [runs]

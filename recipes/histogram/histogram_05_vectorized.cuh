@@ -1,19 +1,21 @@
 /// \file histogram_05_vectorized.cuh
 /// \brief Step 5, vectorized and coarsened: 16-byte loads, four of them in flight per thread, on
-/// step 4's per-lane copies with run aggregation.
+/// a resident grid, counted with one shared atomic per sample into step 3's per-lane copies.
 ///
-/// What changes from step 4: the samples are read as 16-byte vectors (`uint4`: 16 `std::uint8_t`
-/// or 4 `float` per load instruction) through for_each_sample_vectorized() (histogram_common.cuh):
-/// each thread issues kUnroll loads before it counts any of their samples, so a warp keeps 2 KB
-/// in flight and a resident grid (as many blocks as the GPU holds, each walking the input with a
-/// grid-wide stride) covers the DRAM latency; the loads are marked streaming (`__ldcs`): no
-/// sample is read twice. A pointer off a 16-byte boundary costs only a few
-/// scalar loads at each end. For `std::uint8_t` a load instruction used to fetch one byte per
-/// lane; now it fetches 16, so the instructions left per sample are the byte extraction, the run
-/// compare and, when the run ends, one shared atomic into the lane's own copy (32 copies of 256
-/// counters: one wavefront whatever the data, and on the skewed input a long run of the popular
-/// bin is added at once). What remains is the shared atomic per run: uniform `std::uint8_t` data
-/// still makes one atomic per sample.
+/// What changes from step 3 (`per_lane`): the samples are read as 16-byte vectors (`uint4`: 16
+/// `std::uint8_t` or 4 `float` per load instruction) through for_each_sample_vectorized()
+/// (histogram_common.cuh): each thread issues kUnroll loads before it counts any of their samples,
+/// so a warp keeps 2 KB in flight and a resident grid (as many blocks as the GPU holds, each
+/// walking the input with a grid-wide stride) covers the DRAM latency; the loads are marked
+/// streaming (`__ldcs`): no sample is read twice. A pointer off a 16-byte boundary costs only a
+/// few scalar loads at each end. For `std::uint8_t` a load instruction used to fetch one byte per
+/// lane; now it fetches 16, and what is left per sample is the byte extraction, the address and
+/// one shared atomic into the lane's own copy: 32 copies of 256 counters put lane l's counter in
+/// bank l, so the atomic is one wavefront whatever the data.
+///
+/// Step 4's runs are not carried over: with per-lane copies an atomic never waits for another
+/// lane's, so a run saves little, while its compare and its data-dependent branch cost every
+/// sample (the results on the page compare the two steps).
 ///
 /// Bins: as steps 2 to 4, at most kMaxSharedBins privatized counters (more: cudaErrorInvalidValue).
 #pragma once
@@ -27,8 +29,12 @@ namespace smem::histogram {
 template <class T>
 __global__ void __launch_bounds__(kThreads) vectorized_kernel(const T* __restrict__ samples, long long n,
                                                               Counter* __restrict__ counts, Even<T> rule, int copies) {
-  count_runs_in_lane_copies<T>(rule, copies, counts,
-                               [&](auto&& take) { for_each_sample_vectorized<kUnroll>(samples, n, take); });
+  count_in_lane_copies(rule, copies, counts, [&](auto& add) {
+    for_each_sample_vectorized<kUnroll>(samples, n, [&](T x) {
+      const int b = rule.privatized(x);
+      if (b >= 0) add(b, 1u);
+    });
+  });
 }
 //! [vectorized]
 
@@ -47,7 +53,7 @@ Plan<void (*)(const T*, long long, Counter*, Even<T>, int)> vectorized_plan(long
                                                                                        : 64LL * kThreads);
 }
 
-/// counts = histogram of samples[0, n), 16-byte loads, runs added once into per-lane copies; see
+/// counts = histogram of samples[0, n), 16-byte loads, one atomic per sample into per-lane copies; see
 /// histogram_common.cuh for the contract. `float` samples: at most kMaxSharedBins bins.
 template <class T>
 cudaError_t vectorized(const T* samples, long long n, Counter* counts, int bins, Level<T> lower, Level<T> upper,

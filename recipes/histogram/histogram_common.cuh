@@ -1,8 +1,8 @@
 /// \file histogram_common.cuh
 /// \brief What every histogram step shares: the bin rules (`cub::DeviceHistogram`'s HistogramEven
 /// and HistogramRange, for `std::uint8_t` and `float` samples), the launcher contract, the launch
-/// plan and grid, the shared-memory maps of the sub-histograms, the merge, the runs of steps 4 to
-/// 6 and the vectorized sample loop of steps 5 and 6.
+/// plan and grid, the shared-memory maps of the sub-histograms, the merge, the per-lane block of
+/// steps 4 and 5, the runs of steps 4 and 6 and the vectorized sample loop of steps 5 and 6.
 ///
 /// Every launcher has the shape of `cub::DeviceHistogram::HistogramEven`, without its workspace:
 /// \code
@@ -354,7 +354,7 @@ __device__ void merge_lane_copies(const Counter* s, int pbins, int copies, const
 //! [merge]
 
 //! [run]
-/// Run aggregation (steps 4 to 6): a thread remembers the counter of its last samples and how
+/// Run aggregation (steps 4 and 6): a thread remembers the counter of its last samples and how
 /// many there were, and adds them with one atomic when a sample with another counter comes
 /// (or at the end). Dropped samples (-1) make runs that are never added.
 struct Run {
@@ -376,20 +376,18 @@ struct Run {
   }
 };
 
-/// The block of steps 4 and 5: zeroes the block's per-lane copies, counts the samples that
-/// `for_each(take)` passes to `take` (the step's loop over its share of the input) in runs
-/// into the lane's copy, and merges the copies into the output.
-template <class T, class Rule, class ForEach>
-__device__ void count_runs_in_lane_copies(const Rule& rule, int copies, Counter* counts, ForEach&& for_each) {
+/// The block of steps 4 and 5: zeroes the block's per-lane copies, runs `count(add)`, the step's
+/// loop over its share of the input, in which add(b, c) adds c to privatized counter b of the
+/// lane's copy with one shared atomic, and merges the copies into the output.
+template <class Rule, class Count>
+__device__ void count_in_lane_copies(const Rule& rule, int copies, Counter* counts, Count&& count) {
   extern __shared__ Counter hist[];  // copies x privatized bins, as step 3's per-lane layout
   const int pbins = rule.privatized_bins();
   zero_shared(hist, copies * pbins);
   __syncthreads();
   const int copy = threadIdx.x % 32 % copies;
   auto add = [&](int b, Counter c) { atomicAdd(&hist[lane_copy_offset(b, copy, copies)], c); };
-  Run run;
-  for_each([&](T x) { run.take(rule.privatized(x), add); });
-  run.flush(add);
+  count(add);
   __syncthreads();
   merge_lane_copies(hist, pbins, copies, rule, counts);
 }
