@@ -100,38 +100,6 @@ void cluster(int pbins, Pattern p, Visit&& visit) {
   block_loop("merge `hist[i]` (own slice)", Access::load, slice, self, visit);
 }
 
-/// Step 7 (byte_counters_kernel), one round of the loop and one fold: warp w's table starts at
-/// word w kByteRows 32; the counting's byte loads and stores (lane l's counter of the pattern's
-/// bin), the fold's rotated reads and the zeroing of each lane's column, then the warps' totals
-/// written into their tables and summed bin by bin.
-template <class Visit>
-void byte_counters(Pattern p, Visit&& visit) {
-  constexpr int kTable = hg::kByteRows * 32;
-  for (int w = 0; w < hg::kThreads / 32; ++w) {
-    const auto byte = [=](int l) {
-      const int b = pattern_bin(p, l, hg::kByteBins);
-      return 4 * (w * kTable + hg::byte_counter_word(b, l)) + b % 4;
-    };
-    visit(request("count: byte load `bytes[byte_counter_word(b, l)]`", Access::load, 1, 1, byte));
-    visit(request("count: byte store `bytes[byte_counter_word(b, l)]`", Access::store, 1, 1, byte));
-  }
-  for (int h = 0; h < 2; ++h)
-    for (int i = 0; i < 32; ++i)
-      for (int w = 0; w < hg::kThreads / 32; ++w)
-        visit(request("fold `words[fold_word(2 l + h, l, i)]`", Access::load, 4, 4,
-                      [=](int l) { return w * kTable + hg::fold_word(2 * l + h, l, i); }));
-  for (int r = 0; r < hg::kByteRows; ++r)
-    for (int w = 0; w < hg::kThreads / 32; ++w)
-      visit(request("zero `words[r 32 + l]`", Access::store, 4, 4, [=](int l) { return w * kTable + r * 32 + l; }));
-  for (int j = 0; j < 8; ++j)
-    for (int w = 0; w < hg::kThreads / 32; ++w)
-      visit(request("totals `words[total_word(8 l + j)]`", Access::store, 4, 4,
-                    [=](int l) { return w * kTable + hg::total_word(8 * l + j); }));
-  for (int w = 0; w < hg::kThreads / 32; ++w)
-    block_loop("merge `table[w][total_word(i)]`", Access::load, hg::kByteBins,
-               [=](int i) { return w * kTable + hg::total_word(i); }, visit);
-}
-
 /// The walk of variant v for `pbins` privatized bins and the atomics' pattern; step 1 has none.
 template <class Visit>
 void walk(hg::Variant v, int pbins, Pattern p, Visit&& visit) {
@@ -143,7 +111,6 @@ void walk(hg::Variant v, int pbins, Pattern p, Visit&& visit) {
     case hg::Variant::runs:
     case hg::Variant::vectorized: return per_lane(pbins, p, visit);
     case hg::Variant::cluster: return cluster(pbins, p, visit);
-    case hg::Variant::byte_counters: return byte_counters(p, visit);
   }
 }
 

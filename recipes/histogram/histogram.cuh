@@ -15,7 +15,6 @@
 #include "histogram_04_runs.cuh"
 #include "histogram_05_vectorized.cuh"
 #include "histogram_06_cluster.cuh"
-#include "histogram_07_byte_counters.cuh"
 #include "histogram_common.cuh"
 
 /// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher
@@ -30,11 +29,9 @@
     "Sub-histograms interleaved by lane: each lane's counters in its own bank, whatever the data.")         \
   X(4, runs, "histogram_04_runs.cuh", "Run aggregation: a run of samples in one bin added with one atomic.") \
   X(5, vectorized, "histogram_05_vectorized.cuh",                                                           \
-    "16-byte loads, four in flight per thread, on a resident grid: the performance step.")                  \
+    "16-byte loads into per-lane copies, one atomic per sample, on a resident grid: the performance step.") \
   X(6, cluster, "histogram_06_cluster.cuh",                                                                 \
-    "Bins beyond one block: the histogram split over a thread block cluster's distributed shared memory.") \
-  X(7, byte_counters, "histogram_07_byte_counters.cuh",                                                     \
-    "Private 8-bit counters per lane, folded into registers: no atomic in the counting loop.")
+    "Bins beyond one block: the histogram split over a thread block cluster's distributed shared memory.")
 
 namespace smem::histogram {
 

@@ -1,12 +1,14 @@
 /// \file histogram_05_vectorized.cuh
-/// \brief Step 5, vectorized and coarsened: 16-byte loads, four of them in flight per thread, on
-/// a resident grid, counted with one shared atomic per sample into step 3's per-lane copies.
+/// \brief Step 5, vectorized and coarsened: 16-byte loads, two of them in flight per thread in
+/// blocks of 1024, on a resident grid, counted with one shared atomic per sample into step 3's
+/// per-lane copies.
 ///
 /// What changes from step 3 (`per_lane`): the samples are read as 16-byte vectors (`uint4`: 16
 /// `std::uint8_t` or 4 `float` per load instruction) through for_each_sample_vectorized()
-/// (histogram_common.cuh): each thread issues kUnroll loads before it counts any of their samples,
-/// so a warp keeps 2 KB in flight and a resident grid (as many blocks as the GPU holds, each
-/// walking the input with a grid-wide stride) covers the DRAM latency; the loads are marked
+/// (histogram_common.cuh): each thread issues kVectorizedUnroll loads before it counts any of their
+/// samples, so a warp keeps 1 KB in flight, and blocks of 1024 threads, two per SM, are the 64
+/// warps an SM holds at most; a resident grid (as many blocks as the GPU holds, each walking the
+/// input with a grid-wide stride) then covers the DRAM latency. The loads are marked
 /// streaming (`__ldcs`): no sample is read twice. A pointer off a 16-byte boundary costs only a
 /// few scalar loads at each end. For `std::uint8_t` a load instruction used to fetch one byte per
 /// lane; now it fetches 16, and what is left per sample is the byte extraction, the address and
@@ -25,12 +27,16 @@
 
 namespace smem::histogram {
 
+/// Step 5's block and loads in flight: 1024 threads (two blocks per SM, so at most 32 registers
+/// a thread), two 16-byte loads each.
+inline constexpr int kVectorizedThreads = 1024, kVectorizedUnroll = 2;
+
 //! [vectorized]
 template <class T>
-__global__ void __launch_bounds__(kThreads) vectorized_kernel(const T* __restrict__ samples, long long n,
+__global__ void __launch_bounds__(kVectorizedThreads, 2) vectorized_kernel(const T* __restrict__ samples, long long n,
                                                               Counter* __restrict__ counts, Even<T> rule, int copies) {
   count_in_lane_copies(rule, copies, counts, [&](auto& add) {
-    for_each_sample_vectorized<kUnroll>(samples, n, [&](T x) {
+    for_each_sample_vectorized<kVectorizedUnroll>(samples, n, [&](T x) {
       const int b = rule.privatized(x);
       if (b >= 0) add(b, 1u);
     });
@@ -48,9 +54,9 @@ template <class T>
 Plan<void (*)(const T*, long long, Counter*, Even<T>, int)> vectorized_plan(long long n, int bins) {
   if (!vectorized_fits<T>(bins)) return {nullptr, dim3(), dim3(), 0};
   const int pbins = privatized_bins<T>(bins), words = copies_that_fit(pbins, 32) * pbins;
-  return fill_plan<vectorized_kernel<T>>(n, unsigned(words * sizeof(Counter)),
-                                         privatized_per_block(words) > 64LL * kThreads ? privatized_per_block(words)
-                                                                                       : 64LL * kThreads);
+  const long long per_block = privatized_per_block(words) > 32LL * kVectorizedThreads ? privatized_per_block(words)
+                                                                                   : 32LL * kVectorizedThreads;
+  return fill_plan<vectorized_kernel<T>, kVectorizedThreads>(n, unsigned(words * sizeof(Counter)), per_block);
 }
 
 /// counts = histogram of samples[0, n), 16-byte loads, one atomic per sample into per-lane copies; see

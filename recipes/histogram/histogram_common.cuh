@@ -245,16 +245,16 @@ int per_device(unsigned key, Query query) {
   return value;
 }
 
-/// SMs x resident blocks per SM of `Kernel` with kThreads threads and `smem` bytes of dynamic
+/// SMs x resident blocks per SM of `Kernel` with `Threads` threads and `smem` bytes of dynamic
 /// shared memory on the current device; 0 when the device cannot be queried (the launch that
 /// follows then reports the error).
-template <auto Kernel>
+template <auto Kernel, int Threads = kThreads>
 int resident_grid(unsigned smem) {
   return per_device<Kernel>(smem, [smem](int dev) {
     int sms = 0, per_sm = 0;
     if (opt_in(Kernel, smem) != cudaSuccess ||
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, kThreads, smem) != cudaSuccess)
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, Threads, smem) != cudaSuccess)
       return 0;
     return sms * (per_sm > 0 ? per_sm : 1);
   });
@@ -275,11 +275,12 @@ constexpr long long privatized_per_block(long long words) {
   return a > b ? a : b;
 }
 
-/// The plan of steps 1 to 5: Kernel on a grid that fills the GPU once, `smem` bytes of counters.
-template <auto Kernel>
+/// The plan of steps 1 to 5: Kernel in blocks of `Threads` on a grid that fills the GPU once,
+/// `smem` bytes of counters.
+template <auto Kernel, int Threads = kThreads>
 Plan<decltype(Kernel)> fill_plan(long long n, unsigned smem, long long per_block) {
-  const long long blocks = grid_blocks(n, per_block, resident_grid<Kernel>(smem));
-  return {Kernel, dim3(unsigned(blocks)), dim3(unsigned(kThreads)), smem};
+  const long long blocks = grid_blocks(n, per_block, resident_grid<Kernel, Threads>(smem));
+  return {Kernel, dim3(unsigned(blocks)), dim3(unsigned(Threads)), smem};
 }
 
 // ---- Shared-memory sub-histograms (steps 2 to 6). ----
@@ -394,15 +395,15 @@ __device__ void count_in_lane_copies(const Rule& rule, int copies, Counter* coun
 //! [run]
 
 //! [vector loop]
-/// 16-byte loads each thread of steps 5 and 6 has in flight.
+/// 16-byte loads each thread of step 6 has in flight.
 inline constexpr int kUnroll = 4;
 
 /// Calls f(x) for every sample of samples[0, n), spread over the grid (steps 5 and 6). The
 /// samples before the first 16-byte boundary and after the last whole vector (fewer than 16 bytes
-/// each) go one to a thread; the rest is read as 16-byte vectors (`uint4`), kUnroll of them per
-/// thread in flight: vector `base + u * threads` for u < kUnroll, `base` striding over the grid,
-/// so that each of the kUnroll loads of a warp reads 512 consecutive bytes.
-template <int kUnroll, class T, class F>
+/// each) go one to a thread; the rest is read as 16-byte vectors (`uint4`), Unroll of them per
+/// thread in flight: vector `base + u * threads` for u < Unroll, `base` striding over the grid,
+/// so that each of the Unroll loads of a warp reads 512 consecutive bytes.
+template <int Unroll, class T, class F>
 __device__ void for_each_sample_vectorized(const T* __restrict__ samples, long long n, F&& f) {
   constexpr int kVec = 16 / int(sizeof(T));
   const long long misalign = (long long)(reinterpret_cast<std::uintptr_t>(samples) % 16 / sizeof(T));
@@ -412,13 +413,13 @@ __device__ void for_each_sample_vectorized(const T* __restrict__ samples, long l
   if (tid < head) f(samples[tid]);
   if (tid < n - tail) f(samples[tail + tid]);
   const uint4* v = reinterpret_cast<const uint4*>(samples + head);
-  for (long long base = tid; base < vecs; base += threads * kUnroll) {
-    uint4 r[kUnroll];
+  for (long long base = tid; base < vecs; base += threads * Unroll) {
+    uint4 r[Unroll];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
+    for (int u = 0; u < Unroll; ++u)
       if (base + u * threads < vecs) r[u] = __ldcs(v + base + u * threads);  // streamed: read once
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
+    for (int u = 0; u < Unroll; ++u) {
       if (base + u * threads >= vecs) break;
       T x[kVec];
       memcpy(x, &r[u], sizeof(x));
