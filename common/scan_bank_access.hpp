@@ -114,40 +114,43 @@ void warp_shuffle(Visit&& visit) {
   block_scan<sc::kWarpShuffleThreads, T>(visit);
 }
 
-/// load_tile's vector path (a full, aligned slice): each lane's vectors stored element by element
-/// at their place in the coalesced order of its warp's slice, then its kItems blocked elements
-/// read back.
+/// One 16-byte request per warp: lane l of warp w moves the vector at element offset
+/// `element(l)` of the warp's slice.
+template <class T, class Element, class Visit>
+void vector_request(const char* what, Access kind, int w, Element&& element, Visit&& visit) {
+  using Map = sc::TileMap<T, sc::kTileItems<T>>;
+  visit(request(what, kind, 16, sizeof(T), [&](int l) { return w * Map::kSize + element(l); }));
+}
+
+/// load_tile's vector path (a full, aligned slice): each lane's 16-byte vectors stored at their
+/// swizzled places, then its 8 blocked vectors read back.
 template <class T, class Visit>
 void tile_load(Visit&& visit) {
   using Map = sc::TileMap<T, sc::kTileItems<T>>;
-  constexpr int kWarps = sc::kTileThreads / 32, V = sc::kVecElems<T>, kItems = sc::kTileItems<T>;
-  const auto all = [](int) { return true; };
-  for (int v = 0; v < kItems / V; ++v)
-    for (int k = 0; k < V; ++k)
-      for (int w = 0; w < kWarps; ++w)
-        warp_request<T>("transpose in: store element k of vector v", Access::store, w, all,
-                        [=](int t) { return w * Map::kSize + Map::offset(Map::vectorized(v, t % 32, k)); }, visit);
-  for (int j = 0; j < kItems; ++j)
+  constexpr int kWarps = sc::kTileThreads / 32;
+  for (int v = 0; v < 8; ++v)
     for (int w = 0; w < kWarps; ++w)
-      warp_request<T>("transpose in: blocked read `items[j]`", Access::load, w, all,
-                      [=](int t) { return w * Map::kSize + Map::offset(Map::blocked(t % 32, j)); }, visit);
+      vector_request<T>("transpose in: store vector v", Access::store, w,
+                        [=](int l) { return Map::vector_offset(Map::vectorized(v, l)); }, visit);
+  for (int c = 0; c < 8; ++c)
+    for (int w = 0; w < kWarps; ++w)
+      vector_request<T>("transpose in: blocked read of vector c", Access::load, w,
+                        [=](int l) { return Map::vector_offset(Map::blocked(l, c)); }, visit);
 }
 
-/// store_tile's vector path: the blocked items written, then read back vector by vector.
+/// store_tile's vector path: the blocked vectors written, then read back in the coalesced order.
 template <class T, class Visit>
 void tile_store(Visit&& visit) {
   using Map = sc::TileMap<T, sc::kTileItems<T>>;
-  constexpr int kWarps = sc::kTileThreads / 32, V = sc::kVecElems<T>, kItems = sc::kTileItems<T>;
-  const auto all = [](int) { return true; };
-  for (int j = 0; j < kItems; ++j)
+  constexpr int kWarps = sc::kTileThreads / 32;
+  for (int c = 0; c < 8; ++c)
     for (int w = 0; w < kWarps; ++w)
-      warp_request<T>("transpose out: blocked write `items[j]`", Access::store, w, all,
-                      [=](int t) { return w * Map::kSize + Map::offset(Map::blocked(t % 32, j)); }, visit);
-  for (int v = 0; v < kItems / V; ++v)
-    for (int k = 0; k < V; ++k)
-      for (int w = 0; w < kWarps; ++w)
-        warp_request<T>("transpose out: read element k of vector v", Access::load, w, all,
-                        [=](int t) { return w * Map::kSize + Map::offset(Map::vectorized(v, t % 32, k)); }, visit);
+      vector_request<T>("transpose out: blocked write of vector c", Access::store, w,
+                        [=](int l) { return Map::vector_offset(Map::blocked(l, c)); }, visit);
+  for (int v = 0; v < 8; ++v)
+    for (int w = 0; w < kWarps; ++w)
+      vector_request<T>("transpose out: read vector v", Access::load, w,
+                        [=](int l) { return Map::vector_offset(Map::vectorized(v, l)); }, visit);
 }
 
 /// Step 5's first kernel (tile_totals_kernel): the tile load and the block scan.

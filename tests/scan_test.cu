@@ -280,14 +280,19 @@ TEST_SUITE("host") {
     CHECK(lbd.bytes == 32 + 64);
   }
 
-  TEST_CASE("the tile map: a permutation, 16-byte vectors contiguous in shared memory") {
+  TEST_CASE("the tile map: a permutation of 16-byte vectors, each row of 8 kept in place") {
     using Map = sc::TileMap<float, sc::kTileItems<float>>;
     std::vector<int> seen(Map::kSize, 0);
     for (int t = 0; t < 32; ++t)
-      for (int j = 0; j < sc::kTileItems<float>; ++j) ++seen[Map::offset(Map::blocked(t, j))];
+      for (int c = 0; c < 8; ++c) {
+        const int o = Map::vector_offset(Map::blocked(t, c));
+        CHECK(o % Map::kVec == 0);
+        CHECK(o / Map::kVec / 8 == t);  // lane t's row
+        for (int k = 0; k < Map::kVec; ++k) ++seen[o + k];
+      }
     CHECK(std::count(seen.begin(), seen.end(), 1) == Map::kTile);
-    CHECK(std::count(seen.begin(), seen.end(), 0) == Map::kSize - Map::kTile);
-    CHECK(Map::vectorized(1, 2, 3) == (1 * 32 + 2) * 4 + 3);
+    for (int e = 0; e < Map::kTile; ++e) CHECK(Map::offset(e) == Map::vector_offset(e / 4) + e % 4);
+    CHECK(Map::vector_offset(Map::vectorized(1, 2)) == (34 ^ 4) * 4);
     CHECK(Map::striped(3, 5) == 3 * 32 + 5);
   }
 }

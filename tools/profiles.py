@@ -37,6 +37,10 @@ PROFILES = {
         "gpu__time_duration.sum", "dram__throughput.avg.pct_of_peak_sustained_elapsed", "launch__block_size",
         "sm__warps_active.avg.pct_of_peak_sustained_active", "smsp__inst_executed.sum",
         "smsp__inst_executed_op_shared_atom.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"]),
+    "scan-ncu": ("metrics", "scan_ncu.txt", "", [("step 6", "", 0), ("CUB", "", 1)], [
+        "gpu__time_duration.sum", "dram__throughput.avg.pct_of_peak_sustained_elapsed", "launch__grid_size",
+        "launch__block_size", "sm__warps_active.avg.pct_of_peak_sustained_active", "smsp__inst_executed.sum",
+        "smsp__inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_shared_st.sum"]),
     "reduction-tune": ("lines", "reduction_tune.txt", "tune_", "picked"),
     "gemm-tune": ("lines", "gemm_tune.log", "TFLOP/s", "  n =  8192"),
     "stencil-st7-tiles": ("lines", "stencil_st7_tiles.txt", "[8:32]", "["),

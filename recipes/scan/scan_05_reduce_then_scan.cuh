@@ -8,7 +8,8 @@
 /// each tile again, starting from its carry: three passes (two reads, one write). Each thread now
 /// handles 128 bytes (32 floats): each warp reads its slice of the tile with 16-byte loads in the
 /// coalesced order and turns it into runs of consecutive elements per lane by a transpose through
-/// its own piece of shared memory, padded as in step 3 (`TileMap`). A thread scans its run
+/// its own piece of shared memory, in 16-byte vectors kept conflict-free by an XOR swizzle
+/// (`TileMap`: step 3's padding would break the vectors' alignment). A thread scans its run
 /// sequentially in registers, so the block-wide scan (step 4's shuffles) works on 128 thread
 /// totals instead of 4096 elements.
 #pragma once
@@ -25,7 +26,7 @@ namespace smem::scan {
 template <class T, class Op, int kThreads = kTileThreads, int kItems = kTileItems<T>>
 __global__ void __launch_bounds__(kThreads, kTileMinBlocks)
     tile_totals_kernel(const T* in, long long n, T* partials, Op op, T identity) {
-  __shared__ T smem[kTileSmem<T, kThreads, kItems>];
+  __shared__ __align__(16) T smem[kTileSmem<T, kThreads, kItems>];
   T items[kItems];
   load_tile<kThreads>(in, n, blockIdx.x, items, identity, smem);
   T total = thread_scan(items, op);
@@ -37,7 +38,7 @@ __global__ void __launch_bounds__(kThreads, kTileMinBlocks)
 /// each tile starting from the total of those before it.
 template <class T, class Op, int kThreads = kTileThreads, int kItems = kTileItems<T>>
 __global__ void __launch_bounds__(kThreads) scan_partials_kernel(T* partials, long long count, Op op, T identity) {
-  __shared__ T smem[kTileSmem<T, kThreads, kItems>];
+  __shared__ __align__(16) T smem[kTileSmem<T, kThreads, kItems>];
   T carry = identity;
   for (long long tile = 0; tile * kThreads * kItems < count; ++tile) {
     T items[kItems];
@@ -55,7 +56,7 @@ __global__ void __launch_bounds__(kThreads) scan_partials_kernel(T* partials, lo
 template <class T, class Op, int kThreads = kTileThreads, int kItems = kTileItems<T>>
 __global__ void __launch_bounds__(kThreads, kTileMinBlocks)
     scan_tiles_kernel(const T* in, T* out, long long n, const T* carries, Op op, T identity, Kind kind) {
-  __shared__ T smem[kTileSmem<T, kThreads, kItems>];
+  __shared__ __align__(16) T smem[kTileSmem<T, kThreads, kItems>];
   T items[kItems];
   load_tile<kThreads>(in, n, blockIdx.x, items, identity, smem);
   T total;

@@ -108,7 +108,7 @@ template <class T, class Op, int kThreads = kTileThreads, int kItems = kTileItem
 __global__ void __launch_bounds__(kThreads, kTileMinBlocks)
     decoupled_look_back_kernel(const T* in, T* out, long long n, TileStates<T> states, unsigned* counter, Op op,
                                T identity, Kind kind) {
-  __shared__ T smem[kTileSmem<T, kThreads, kItems>];
+  __shared__ __align__(16) T smem[kTileSmem<T, kThreads, kItems>];
   __shared__ unsigned tile_number;
   __shared__ T tile_prefix;
   if (threadIdx.x == 0) tile_number = counter != nullptr ? atomicAdd(counter, 1u) : 0u;

@@ -1,7 +1,8 @@
 /// \file scan_common.cuh
 /// \brief What every scan step shares: the launcher contract, the launch plan, the warp and
 /// block scans, the scan-then-propagate driver of steps 1 to 4, and the tile loads and stores of
-/// steps 5 and 6 (coalesced global accesses, blocked registers, a padded shared-memory transpose).
+/// steps 5 and 6 (coalesced global accesses, blocked registers, a swizzled shared-memory
+/// transpose in 16-byte vectors).
 ///
 /// Every launcher has the shape of `cub::DeviceScan`:
 /// \code
@@ -233,33 +234,33 @@ cudaError_t scan_then_propagate(TileKernel<T, Op> kernel, long long tile, int th
 template <class T>
 inline constexpr int kVecElems = 16 / int(sizeof(T));
 
-template <class T>
-struct alignas(16) Vec16 {
-  static_assert(16 % sizeof(T) == 0, "whole elements in a 16-byte vector");
-  T v[kVecElems<T>];
-};
-
 //! [tile map]
 /// A warp's slice of a tile, 32 x kItems elements, staged in shared memory for the transpose
-/// between the coalesced global order (element e = v 32 + lane, or 16-byte vectors in that order)
-/// and the blocked order of the scan (lane l holds elements l kItems .. l kItems + kItems - 1).
-/// Each warp has a slice of its own, so the transposes need only `__syncwarp`, never a block
-/// barrier. One element of padding after every 128 bytes, as in step 3: the blocked accesses,
-/// kItems elements apart from lane to lane, then fall into different banks.
+/// between the coalesced global order (16-byte vector q = v 32 + lane, or element e = v 32 + lane)
+/// and the blocked order of the scan (lane l holds elements l kItems .. l kItems + kItems - 1:
+/// its 128 bytes, the 8 vectors 8 l .. 8 l + 7). Each warp has a slice of its own, so the
+/// transposes need only `__syncwarp`, never a block barrier. The slice is kept in 16-byte
+/// vectors, XOR-swizzled within each row of 8 (128 bytes): vector q is stored at q ^ (q / 8 % 8).
+/// Both orders then move whole vectors without bank conflicts: the 8 lanes of a phase that write
+/// one row in the coalesced order hit its 8 places in some order, and in the blocked order lanes
+/// l .. l + 7 read their c-th vectors from 8 rows at 8 different places. Padding (step 3) would
+/// do the same for single elements only: a vector must stay 16-byte aligned.
 template <class T, int kItems>
 struct TileMap {
+  static constexpr int kVec = kVecElems<T>;
+  static_assert(kItems == 8 * kVec, "a lane's items are one 128-byte row of 8 vectors");
   static constexpr int kTile = 32 * kItems;
-  static constexpr int kPadEvery = 128 / int(sizeof(T));
-  static constexpr int kSize = kTile + kTile / kPadEvery;
-  __host__ __device__ static constexpr int offset(int e) { return e + e / kPadEvery; }
+  static constexpr int kSize = kTile;
+  /// Element offset of vector q in the slice.
+  __host__ __device__ static constexpr int vector_offset(int q) { return (q ^ (q / 8 % 8)) * kVec; }
+  /// Element offset of element e (of the coalesced order) in the slice.
+  __host__ __device__ static constexpr int offset(int e) { return vector_offset(e / kVec) + e % kVec; }
+  /// Vector of the coalesced order that `lane` moves in its v-th 16-byte access.
+  __host__ __device__ static constexpr int vectorized(int v, int lane) { return v * 32 + lane; }
   /// Element of the coalesced order that `lane` moves in its v-th scalar access.
   __host__ __device__ static constexpr int striped(int v, int lane) { return v * 32 + lane; }
-  /// Element of the coalesced order that `lane` moves in element k of its v-th vector.
-  __host__ __device__ static constexpr int vectorized(int v, int lane, int k) {
-    return (v * 32 + lane) * kVecElems<T> + k;
-  }
-  /// Element j of `lane`'s blocked items.
-  __host__ __device__ static constexpr int blocked(int lane, int j) { return lane * kItems + j; }
+  /// Vector c of `lane`'s blocked items (items c kVec .. c kVec + kVec - 1).
+  __host__ __device__ static constexpr int blocked(int lane, int c) { return lane * 8 + c; }
 };
 
 /// Shared elements of a block's tile transposes: one warp slice per warp.
@@ -272,9 +273,10 @@ inline constexpr int kTileSmem = kThreads / 32 * TileMap<T, kItems>::kSize;
 /// warp w takes the tile's w-th slice of 32 x kItems elements, and its lane l gets the slice's
 /// elements l kItems .. l kItems + kItems - 1 (identity past n). A full slice at a 16-byte aligned
 /// address is read as 16-byte vectors, the others element by element; either way each warp reads
-/// consecutive addresses, and the transpose through the warp's shared slice gives each lane its
-/// run. The vectors are loaded with the streaming hint (`__ldcs`, evict first): every element is
-/// read once, so the L2 keeps what is reused, the tile states of step 6.
+/// consecutive addresses, and the transpose through the warp's shared slice (16-byte aligned)
+/// gives each lane its run in 8 vector reads. The vectors are loaded with the streaming hint
+/// (`__ldcs`, evict first): every element is read once, so the L2 keeps what is reused, the tile
+/// states of step 6.
 template <int kThreads, int kItems, class T>
 __device__ void load_tile(const T* in, long long n, long long tile, T (&items)[kItems], T identity, T* smem) {
   using Map = TileMap<T, kItems>;
@@ -282,16 +284,12 @@ __device__ void load_tile(const T* in, long long n, long long tile, T (&items)[k
   const long long base = tile * kThreads * kItems + (long long)warp * Map::kTile;
   T* slice = smem + warp * Map::kSize;
   if (base + Map::kTile <= n && reinterpret_cast<std::uintptr_t>(in) % 16 == 0) {
-    static_assert(kItems % kVecElems<T> == 0, "whole vectors per thread");
     const auto* v16 = reinterpret_cast<const uint4*>(in + base);
+    uint4 r[8];  // all 8 loads in flight before the first store
 #pragma unroll
-    for (int v = 0; v < kItems / kVecElems<T>; ++v) {
-      const uint4 r = __ldcs(v16 + v * 32 + lane);  // not the read-only path: in may be out (in place)
-      Vec16<T> x;
-      memcpy(&x, &r, sizeof(x));
+    for (int v = 0; v < 8; ++v) r[v] = __ldcs(v16 + v * 32 + lane);  // not the read-only path: in may be out
 #pragma unroll
-      for (int k = 0; k < kVecElems<T>; ++k) slice[Map::offset(Map::vectorized(v, lane, k))] = x.v[k];
-    }
+    for (int v = 0; v < 8; ++v) *reinterpret_cast<uint4*>(slice + Map::vector_offset(Map::vectorized(v, lane))) = r[v];
   } else {
 #pragma unroll
     for (int v = 0; v < kItems; ++v) {
@@ -301,12 +299,15 @@ __device__ void load_tile(const T* in, long long n, long long tile, T (&items)[k
   }
   __syncwarp();
 #pragma unroll
-  for (int j = 0; j < kItems; ++j) items[j] = slice[Map::offset(Map::blocked(lane, j))];
+  for (int c = 0; c < 8; ++c) {
+    const uint4 r = *reinterpret_cast<const uint4*>(slice + Map::vector_offset(Map::blocked(lane, c)));
+    memcpy(&items[c * Map::kVec], &r, sizeof(r));
+  }
 }
 //! [tile load]
 
 /// Stores blocked `items` (see load_tile) as tile `tile` of out[0, n), back through the warp's
-/// shared slice, with the streaming hint (`__stcs`); starts with `__syncwarp`, so the slice may
+/// shared slice in 16-byte vectors, with the streaming hint (`__stcs`); starts with `__syncwarp`, so the slice may
 /// still be in use by load_tile's reads.
 template <int kThreads, int kItems, class T>
 __device__ void store_tile(T* out, long long n, long long tile, const T (&items)[kItems], T* smem) {
@@ -316,19 +317,19 @@ __device__ void store_tile(T* out, long long n, long long tile, const T (&items)
   T* slice = smem + warp * Map::kSize;
   __syncwarp();
 #pragma unroll
-  for (int j = 0; j < kItems; ++j) slice[Map::offset(Map::blocked(lane, j))] = items[j];
+  for (int c = 0; c < 8; ++c) {
+    uint4 r;
+    memcpy(&r, &items[c * Map::kVec], sizeof(r));
+    *reinterpret_cast<uint4*>(slice + Map::vector_offset(Map::blocked(lane, c))) = r;
+  }
   __syncwarp();
   if (base + Map::kTile <= n && reinterpret_cast<std::uintptr_t>(out) % 16 == 0) {
     auto* v16 = reinterpret_cast<uint4*>(out + base);
+    uint4 r[8];
 #pragma unroll
-    for (int v = 0; v < kItems / kVecElems<T>; ++v) {
-      Vec16<T> x;
+    for (int v = 0; v < 8; ++v) r[v] = *reinterpret_cast<const uint4*>(slice + Map::vector_offset(Map::vectorized(v, lane)));
 #pragma unroll
-      for (int k = 0; k < kVecElems<T>; ++k) x.v[k] = slice[Map::offset(Map::vectorized(v, lane, k))];
-      uint4 r;
-      memcpy(&r, &x, sizeof(r));
-      __stcs(v16 + v * 32 + lane, r);
-    }
+    for (int v = 0; v < 8; ++v) __stcs(v16 + v * 32 + lane, r[v]);
   } else {
 #pragma unroll
     for (int v = 0; v < kItems; ++v) {
