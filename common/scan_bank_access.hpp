@@ -128,11 +128,11 @@ template <class T, class Visit>
 void tile_load(Visit&& visit) {
   using Map = sc::TileMap<T, sc::kTileItems<T>>;
   constexpr int kWarps = sc::kTileThreads / 32;
-  for (int v = 0; v < 8; ++v)
+  for (int v = 0; v < Map::kLaneVecs; ++v)
     for (int w = 0; w < kWarps; ++w)
       vector_request<T>("transpose in: store vector v", Access::store, w,
                         [=](int l) { return Map::vector_offset(Map::vectorized(v, l)); }, visit);
-  for (int c = 0; c < 8; ++c)
+  for (int c = 0; c < Map::kLaneVecs; ++c)
     for (int w = 0; w < kWarps; ++w)
       vector_request<T>("transpose in: blocked read of vector c", Access::load, w,
                         [=](int l) { return Map::vector_offset(Map::blocked(l, c)); }, visit);
@@ -143,11 +143,11 @@ template <class T, class Visit>
 void tile_store(Visit&& visit) {
   using Map = sc::TileMap<T, sc::kTileItems<T>>;
   constexpr int kWarps = sc::kTileThreads / 32;
-  for (int c = 0; c < 8; ++c)
+  for (int c = 0; c < Map::kLaneVecs; ++c)
     for (int w = 0; w < kWarps; ++w)
       vector_request<T>("transpose out: blocked write of vector c", Access::store, w,
                         [=](int l) { return Map::vector_offset(Map::blocked(l, c)); }, visit);
-  for (int v = 0; v < 8; ++v)
+  for (int v = 0; v < Map::kLaneVecs; ++v)
     for (int w = 0; w < kWarps; ++w)
       vector_request<T>("transpose out: read vector v", Access::load, w,
                         [=](int l) { return Map::vector_offset(Map::vectorized(v, l)); }, visit);

@@ -284,7 +284,7 @@ TEST_SUITE("host") {
     using Map = sc::TileMap<float, sc::kTileItems<float>>;
     std::vector<int> seen(Map::kSize, 0);
     for (int t = 0; t < 32; ++t)
-      for (int c = 0; c < 8; ++c) {
+      for (int c = 0; c < Map::kLaneVecs; ++c) {
         const int o = Map::vector_offset(Map::blocked(t, c));
         CHECK(o % Map::kVec == 0);
         CHECK(o / Map::kVec / 8 == t);  // lane t's row

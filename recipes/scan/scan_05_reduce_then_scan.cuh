@@ -10,8 +10,8 @@
 /// coalesced order and turns it into runs of consecutive elements per lane by a transpose through
 /// its own piece of shared memory, in 16-byte vectors kept conflict-free by an XOR swizzle
 /// (`TileMap`: step 3's padding would break the vectors' alignment). A thread scans its run
-/// sequentially in registers, so the block-wide scan (step 4's shuffles) works on 128 thread
-/// totals instead of 4096 elements.
+/// sequentially in registers, so the block-wide scan (step 4's shuffles) works on one total per
+/// thread (kTileThreads of them) instead of every element of the tile.
 #pragma once
 #include <cuda_runtime.h>
 

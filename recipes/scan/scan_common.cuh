@@ -248,11 +248,13 @@ inline constexpr int kVecElems = 16 / int(sizeof(T));
 template <class T, int kItems>
 struct TileMap {
   static constexpr int kVec = kVecElems<T>;
-  static_assert(kItems == 8 * kVec, "a lane's items are one 128-byte row of 8 vectors");
+  /// 16-byte vectors of a lane's items: one 128-byte row of the slice, all 32 banks.
+  static constexpr int kLaneVecs = 8;
+  static_assert(kItems == kLaneVecs * kVec, "a lane's items are one 128-byte row of 8 vectors");
   static constexpr int kTile = 32 * kItems;
   static constexpr int kSize = kTile;
   /// Element offset of vector q in the slice.
-  __host__ __device__ static constexpr int vector_offset(int q) { return (q ^ (q / 8 % 8)) * kVec; }
+  __host__ __device__ static constexpr int vector_offset(int q) { return (q ^ (q / kLaneVecs % 8)) * kVec; }
   /// Element offset of element e (of the coalesced order) in the slice.
   __host__ __device__ static constexpr int offset(int e) { return vector_offset(e / kVec) + e % kVec; }
   /// Vector of the coalesced order that `lane` moves in its v-th 16-byte access.
@@ -260,7 +262,7 @@ struct TileMap {
   /// Element of the coalesced order that `lane` moves in its v-th scalar access.
   __host__ __device__ static constexpr int striped(int v, int lane) { return v * 32 + lane; }
   /// Vector c of `lane`'s blocked items (items c kVec .. c kVec + kVec - 1).
-  __host__ __device__ static constexpr int blocked(int lane, int c) { return lane * 8 + c; }
+  __host__ __device__ static constexpr int blocked(int lane, int c) { return lane * kLaneVecs + c; }
 };
 
 /// Shared elements of a block's tile transposes: one warp slice per warp.
@@ -285,11 +287,12 @@ __device__ void load_tile(const T* in, long long n, long long tile, T (&items)[k
   T* slice = smem + warp * Map::kSize;
   if (base + Map::kTile <= n && reinterpret_cast<std::uintptr_t>(in) % 16 == 0) {
     const auto* v16 = reinterpret_cast<const uint4*>(in + base);
-    uint4 r[8];  // all 8 loads in flight before the first store
+    uint4 r[Map::kLaneVecs];  // all the loads in flight before the first store
 #pragma unroll
-    for (int v = 0; v < 8; ++v) r[v] = __ldcs(v16 + v * 32 + lane);  // not the read-only path: in may be out
+    for (int v = 0; v < Map::kLaneVecs; ++v) r[v] = __ldcs(v16 + v * 32 + lane);  // not read-only: in may be out
 #pragma unroll
-    for (int v = 0; v < 8; ++v) *reinterpret_cast<uint4*>(slice + Map::vector_offset(Map::vectorized(v, lane))) = r[v];
+    for (int v = 0; v < Map::kLaneVecs; ++v)
+      *reinterpret_cast<uint4*>(slice + Map::vector_offset(Map::vectorized(v, lane))) = r[v];
   } else {
 #pragma unroll
     for (int v = 0; v < kItems; ++v) {
@@ -299,7 +302,7 @@ __device__ void load_tile(const T* in, long long n, long long tile, T (&items)[k
   }
   __syncwarp();
 #pragma unroll
-  for (int c = 0; c < 8; ++c) {
+  for (int c = 0; c < Map::kLaneVecs; ++c) {
     const uint4 r = *reinterpret_cast<const uint4*>(slice + Map::vector_offset(Map::blocked(lane, c)));
     memcpy(&items[c * Map::kVec], &r, sizeof(r));
   }
@@ -307,8 +310,8 @@ __device__ void load_tile(const T* in, long long n, long long tile, T (&items)[k
 //! [tile load]
 
 /// Stores blocked `items` (see load_tile) as tile `tile` of out[0, n), back through the warp's
-/// shared slice in 16-byte vectors, with the streaming hint (`__stcs`); starts with `__syncwarp`, so the slice may
-/// still be in use by load_tile's reads.
+/// shared slice in 16-byte vectors, with the streaming hint (`__stcs`); starts with `__syncwarp`,
+/// so the slice may still be in use by load_tile's reads.
 template <int kThreads, int kItems, class T>
 __device__ void store_tile(T* out, long long n, long long tile, const T (&items)[kItems], T* smem) {
   using Map = TileMap<T, kItems>;
@@ -317,7 +320,7 @@ __device__ void store_tile(T* out, long long n, long long tile, const T (&items)
   T* slice = smem + warp * Map::kSize;
   __syncwarp();
 #pragma unroll
-  for (int c = 0; c < 8; ++c) {
+  for (int c = 0; c < Map::kLaneVecs; ++c) {
     uint4 r;
     memcpy(&r, &items[c * Map::kVec], sizeof(r));
     *reinterpret_cast<uint4*>(slice + Map::vector_offset(Map::blocked(lane, c))) = r;
@@ -325,11 +328,12 @@ __device__ void store_tile(T* out, long long n, long long tile, const T (&items)
   __syncwarp();
   if (base + Map::kTile <= n && reinterpret_cast<std::uintptr_t>(out) % 16 == 0) {
     auto* v16 = reinterpret_cast<uint4*>(out + base);
-    uint4 r[8];
+    uint4 r[Map::kLaneVecs];
 #pragma unroll
-    for (int v = 0; v < 8; ++v) r[v] = *reinterpret_cast<const uint4*>(slice + Map::vector_offset(Map::vectorized(v, lane)));
+    for (int v = 0; v < Map::kLaneVecs; ++v)
+      r[v] = *reinterpret_cast<const uint4*>(slice + Map::vector_offset(Map::vectorized(v, lane)));
 #pragma unroll
-    for (int v = 0; v < 8; ++v) __stcs(v16 + v * 32 + lane, r[v]);
+    for (int v = 0; v < Map::kLaneVecs; ++v) __stcs(v16 + v * 32 + lane, r[v]);
   } else {
 #pragma unroll
     for (int v = 0; v < kItems; ++v) {
