@@ -48,7 +48,7 @@ struct Shape {
 };
 constexpr Shape kShapes[] = {{1, 1, 1, dense},         {1, 1, 257, round4},        {7, 13, 3, plus_one},
                              {33, 65, 17, round4},     {128, 128, 128, round4},    {129, 127, 131, dense},
-                             {1000, 999, 1001, round4}, {2048, 512, 4096, dense}};
+                             {1000, 999, 1001, round4}, {2048, 512, 4096, dense},  {3001, 2999, 300, plus_one}};
 struct Scalars {
   float alpha, beta;
 };
@@ -346,6 +346,30 @@ TEST_SUITE("gpu") {
       CHECK(at.blocks_per_sm >= 1);
       CHECK(at.grid_blocks >= 1);
     }
+  }
+
+  TEST_CASE("split_tail: a part-filled last wave is split along K, whole waves are not") {
+    // The autotuned shape's block slots on this GPU decide where the last wave ends.
+    DeviceBuffer<float> A(1), B(1), C(1);
+    int split = 0;
+    for (int m = 64; m <= 8192; m += 448) {
+      const int n = 2048, k = 1024;
+      CAPTURE(m);
+      const auto tuned = gm::plan(gm::Variant::autotuned, m, n, k, A.get(), k, B.get(), n, C.get(), n);
+      const auto p = gm::split_tail_plan(m, n, k, A.get(), k, B.get(), n, C.get(), n);
+      REQUIRE(p.erased().kernel != nullptr);
+      CHECK(p.erased().kernel == tuned.kernel);  // the same shape, only the grid differs
+      if (p.tail.parts == 1) {
+        CHECK(p.plan.grid.x == tuned.grid.x);
+        continue;
+      }
+      ++split;
+      CHECK(p.tail.parts >= 2);
+      CHECK(p.tail.rows >= 1);
+      CHECK(p.tail.first_row < m);
+      CHECK(p.plan.grid.x > tuned.grid.x);
+    }
+    CHECK(split > 0);  // some of these heights end in a part-filled wave on any GPU
   }
 }
 

@@ -51,7 +51,9 @@
   X(13, heuristic, "sgemm_13_autotuned.cuh",                                                         \
     "Heuristic: step 12's kernel with a shape chosen from the GPU's SMs, shared memory and registers.") \
   X(13, autotuned, "sgemm_13_autotuned.cuh",                                                         \
-    "Autotuned: step 12's kernel with the shape ./cookbook tune gemm measured fastest on GPUs like this one.")
+    "Autotuned: step 12's kernel with the shape ./cookbook tune gemm measured fastest on GPUs like this one.") \
+  X(13, split_tail, "sgemm_13_autotuned.cuh",                                                        \
+    "Split tail: the autotuned shape, its last part-filled wave of tiles split along K, parts added with atomics.")
 
 namespace smem::gemm {
 

@@ -233,11 +233,10 @@ struct WarpTiling {
 };
 //! [warp tiling]
 
-/// Block tile of a linear block index, in groups of `kGroup` block rows so that consecutive
+/// Block tile of linear block index `pid`, in groups of `kGroup` block rows so that consecutive
 /// blocks share rows of A and columns of B in L2.
-__device__ __forceinline__ TileCoord grouped_block(int tiles_m, int tiles_n) {
+__device__ __forceinline__ TileCoord grouped_block(int tiles_m, int tiles_n, int pid) {
   constexpr int kGroup = 8;
-  const int pid = int(blockIdx.x);
   const int per_group = kGroup * tiles_n;
   const int first_m = pid / per_group * kGroup;
   const int rows = tiles_m - first_m < kGroup ? tiles_m - first_m : kGroup;

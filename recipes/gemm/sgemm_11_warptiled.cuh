@@ -40,7 +40,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   __shared__ __align__(16) float Bs[2][T::kBFloats];
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const auto blk = grouped_block(int((M + BM - 1) / BM), int((N + BN - 1) / BN));
+  const auto blk = grouped_block(int((M + BM - 1) / BM), int((N + BN - 1) / BN), int(blockIdx.x));
   const int m0 = blk.m * BM, n0 = blk.n * BN;
 
   float4 ra[T::kALoads], rb[T::kBLoads];  // the next K-tile, in flight through registers

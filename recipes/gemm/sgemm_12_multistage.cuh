@@ -12,7 +12,8 @@
 /// values x 4 rows: the padded row (BM + 4 floats) puts those 32 words in 32 different banks.
 /// B goes in 16-byte copies. The copy's source size operand zero-fills what lies past M, N or
 /// K, so partial tiles need no separate path; B falls back to 4-byte copies when its pointer or
-/// leading dimension is not a multiple of 16 bytes.
+/// leading dimension is not a multiple of 16 bytes, with consecutive lanes on consecutive floats
+/// of a row so that a warp's copy still reads 128 contiguous bytes.
 ///
 /// The loop (per K-tile kt, stage kt % kStages):
 /// - at its first k, the copies for K-tile kt + kStages - 1 go into the stage that K-tile
@@ -25,6 +26,10 @@
 /// Blocks inside C in both dimensions take an unpredicated copy path (an address add per copy
 /// instead of a bounds check). The one fixed shape (MultistageDefault) is large: a small C leaves
 /// SMs idle, which is what step 13's tuned shapes fix.
+///
+/// The kernel can also split the bottom tile rows of C along K (TailSplit): step 13's
+/// `split_tail` uses it to spread a last, part-filled wave of tiles over all the SMs. This
+/// step's own launcher splits nothing.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -61,22 +66,85 @@ struct MultistageShape : WarpTiling<BM, BN, BK, WM, WN, TM, TN> {
   static_assert(kBRowsPerPass >= 1 && BK % kBRowsPerPass == 0, "the B copy passes must tile BK");
   __host__ __device__ static constexpr int b_copy_row(int t, int q) { return t / (BN / 4) + q * kBRowsPerPass; }
   __host__ __device__ static constexpr int b_copy_col(int t) { return t % (BN / 4) * 4; }
+  /// Copy mapping of B when its rows are not 16-byte aligned (4-byte copies): in pass q thread t
+  /// copies element q kThreads + t of the tile, row by row, so a warp's 32 copies are 32
+  /// consecutive floats of one row (128 contiguous bytes), not 32 words 16 bytes apart.
+  static constexpr int kBScalarPasses = BK * BN / WarpTiling<BM, BN, BK, WM, WN, TM, TN>::kThreads;
+  static_assert(BN % 32 == 0 && BK * BN % WarpTiling<BM, BN, BK, WM, WN, TM, TN>::kThreads == 0,
+                "a warp's 4-byte B copies stay in one row");
+  __host__ __device__ static constexpr int b_scalar_row(int t, int q) {
+    return (q * WarpTiling<BM, BN, BK, WM, WN, TM, TN>::kThreads + t) / BN;
+  }
+  __host__ __device__ static constexpr int b_scalar_col(int t, int q) {
+    return (q * WarpTiling<BM, BN, BK, WM, WN, TM, TN>::kThreads + t) % BN;
+  }
 };
 
+//! [tail split]
+/// Which tiles of C a multistage grid splits along K: the last `rows` tile rows (from row
+/// `first_row` of C on), each tile in `parts` blocks over consecutive ranges of K-tiles. A split
+/// tile's blocks add alpha times their products into C with atomics, in any order, so C must hold
+/// beta C there before the kernel runs (launch_multistage sees to it). {0, 1, M}: no split.
+struct TailSplit {
+  int rows, parts, first_row;
+};
+
+/// C += alpha * acc for the thread's TM x TN outputs of the tile at (m0, n0), with atomics
+/// (16-byte ones where C allows float4 stores, on sm_90 and later).
+template <class T>
+__device__ __forceinline__ void add_tile(const float (&acc)[T::kTM][T::kTN], int m0, int n0, int warp, int lane,
+                                         int M, int N, float alpha, float* C, int ldc, bool cvec) {
+#pragma unroll
+  for (int i = 0; i < T::kTM; ++i) {
+    const int m = m0 + T::thread_row(warp, lane, i / 4) + i % 4;
+    if (m >= M) continue;
+    float* c = C + std::size_t(m) * ldc;
+#pragma unroll
+    for (int g = 0; g < T::kTN / 4; ++g) {
+      const int n = n0 + T::thread_col(warp, lane, g);
+#if __CUDA_ARCH__ >= 900
+      if (cvec && n + 3 < N) {
+        atomicAdd(reinterpret_cast<float4*>(c + n), make_float4(alpha * acc[i][4 * g], alpha * acc[i][4 * g + 1],
+                                                                alpha * acc[i][4 * g + 2], alpha * acc[i][4 * g + 3]));
+        continue;
+      }
+#endif
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        if (n + j < N) atomicAdd(c + n + j, alpha * acc[i][4 * g + j]);
+    }
+  }
+}
+//! [tail split]
+
 //! [multistage kernel]
-/// kVecB: B and ldb allow 16-byte copies. C and ldc allowing float4 stores: `cvec`.
+/// kVecB: B and ldb allow 16-byte copies. C and ldc allowing float4 stores: `cvec`. The first
+/// blocks take the whole tiles above the split rows, in groups; the others one K range each of
+/// a split tile.
 template <class T, bool kVecB>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     multistage_kernel(int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
                             const float* __restrict__ B, int ldb, float beta, float* __restrict__ C,
-                            int ldc, bool cvec) {
+                            int ldc, bool cvec, TailSplit tail) {
   constexpr int BM = T::kBM, BN = T::kBN, BK = T::kBK, S = T::kStages;
   extern __shared__ __align__(16) float smem[];  // S stages of [As | Bs]
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const auto blk = grouped_block(int((M + BM - 1) / BM), int((N + BN - 1) / BN));
+  const int tiles_n = int((N + BN - 1) / BN), whole_rows = int((M + BM - 1) / BM) - tail.rows;
+  const int pid = int(blockIdx.x), whole = whole_rows * tiles_n, all_k = (K + BK - 1) / BK;
+  const bool split = pid >= whole;
+  TileCoord blk;
+  int kt0 = 0, kt1 = all_k;  // this block's K-tiles
+  if (!split) {
+    blk = grouped_block(whole_rows, tiles_n, pid);
+  } else {
+    const int t = (pid - whole) / tail.parts, part = (pid - whole) % tail.parts;
+    blk = {whole_rows + t / tiles_n, t % tiles_n};
+    kt0 = int(static_cast<long long>(all_k) * part / tail.parts);
+    kt1 = int(static_cast<long long>(all_k) * (part + 1) / tail.parts);
+  }
   const int m0 = blk.m * BM, n0 = blk.n * BN;
-  const int tiles_k = (K + BK - 1) / BK;
+  const int tiles_k = kt1 - kt0;
 
   // Copy sources, fixed for the kernel: the thread's first A row and B row; passes add whole
   // rows. A block inside C in both dimensions takes the unpredicated path for every K-tile but
@@ -92,7 +160,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   auto load_tile = [&](int stage, int kt) {
     float* As = smem + stage * T::kStageFloats + T::a_offset(a_k, a_m);
     float* Bs = smem + stage * T::kStageFloats + T::kAFloats + T::b_offset(b_k, b_n);
-    const int k0 = kt * BK;
+    const int k0 = (kt0 + kt) * BK;
     const float* a = a_src + k0;
     const float* b = b_src + std::size_t(k0) * ldb;
     if (interior && k0 + BK <= K) {
@@ -101,14 +169,17 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 #pragma unroll
         for (int c = 0; c < T::kAChunks; ++c)
           cp_async_4(As + T::a_offset(8 * c, p * T::kARowsPerPass), a + p * a_pass + 8 * c, 4);
+      if constexpr (kVecB) {
 #pragma unroll
-      for (int q = 0; q < T::kBPasses; ++q) {
-        if constexpr (kVecB) {
+        for (int q = 0; q < T::kBPasses; ++q)
           cp_async_16(Bs + T::b_offset(q * T::kBRowsPerPass, 0), b + q * b_pass, 16);
-        } else {
+      } else {
+        const float* tile = B + std::size_t(k0) * ldb + n0;
+        float* s = smem + stage * T::kStageFloats + T::kAFloats;
 #pragma unroll
-          for (int c = 0; c < 4; ++c)
-            cp_async_4(Bs + T::b_offset(q * T::kBRowsPerPass, c), b + q * b_pass + c, 4);
+        for (int q = 0; q < T::kBScalarPasses; ++q) {
+          const int r = T::b_scalar_row(tid, q), c = T::b_scalar_col(tid, q);
+          cp_async_4(s + T::b_offset(r, c), tile + std::size_t(r) * ldb + c, 4);
         }
       }
       return;
@@ -124,19 +195,20 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
                            ok ? 4 : 0);
       }
     }
+    if constexpr (kVecB) {
 #pragma unroll
-    for (int q = 0; q < T::kBPasses; ++q) {
-      const int gk = k0 + b_k + q * T::kBRowsPerPass, gn = n0 + b_n;
-      const float* row = b + q * b_pass;
-      if constexpr (kVecB) {
+      for (int q = 0; q < T::kBPasses; ++q) {
+        const int gk = k0 + b_k + q * T::kBRowsPerPass, gn = n0 + b_n;
         const int bytes = gk < K ? (N - gn >= 4 ? 16 : N - gn > 0 ? 4 * (N - gn) : 0) : 0;
-        cp_async_16(Bs + T::b_offset(q * T::kBRowsPerPass, 0), bytes ? row : B, bytes);
-      } else {
+        cp_async_16(Bs + T::b_offset(q * T::kBRowsPerPass, 0), bytes ? b + q * b_pass : B, bytes);
+      }
+    } else {
+      float* s = smem + stage * T::kStageFloats + T::kAFloats;
 #pragma unroll
-        for (int c = 0; c < 4; ++c) {
-          const bool ok = gk < K && gn + c < N;
-          cp_async_4(Bs + T::b_offset(q * T::kBRowsPerPass, c), ok ? row + c : B, ok ? 4 : 0);
-        }
+      for (int q = 0; q < T::kBScalarPasses; ++q) {
+        const int r = T::b_scalar_row(tid, q), c = T::b_scalar_col(tid, q);
+        const bool ok = k0 + r < K && n0 + c < N;
+        cp_async_4(s + T::b_offset(r, c), ok ? B + std::size_t(k0 + r) * ldb + n0 + c : B, ok ? 4 : 0);
       }
     }
   };
@@ -178,17 +250,53 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     }
   }
   cp_async_wait<0>();  // nothing real is pending; leave no copy behind the block's exit
-  store_tile<T>(acc, m0, n0, warp, lane, M, N, alpha, beta, C, ldc, cvec);
+  if (split)
+    add_tile<T>(acc, m0, n0, warp, lane, M, N, alpha, C, ldc, cvec);
+  else
+    store_tile<T>(acc, m0, n0, warp, lane, M, N, alpha, beta, C, ldc, cvec);
 }
 //! [multistage kernel]
 
-/// The plan of multistage_kernel with MultistageShape T: 16-byte B copies where B and ldb allow
-/// them; T::kSmemBytes of dynamic shared memory (launch() opts in above 48 KB).
+/// The kernel of steps 12 and 13: WarpGemmKernel's arguments and the TailSplit.
+using MultistageKernel = void (*)(int, int, int, float, const float*, int, const float*, int, float, float*, int,
+                                  bool, TailSplit);
+
+/// A multistage launch: the plan, and the split its grid is laid out for.
+struct MultistagePlan {
+  Plan<MultistageKernel> plan;
+  TailSplit tail;
+  Plan<const void*> erased() const { return plan.erased(); }
+};
+
+/// The plan of multistage_kernel with MultistageShape T and split `tail`: a block per whole tile
+/// and `parts` per split tile; 16-byte B copies where B and ldb allow them; T::kSmemBytes of
+/// dynamic shared memory (launch() opts in above 48 KB).
 template <class T>
-Plan<WarpGemmKernel> multistage_plan_with(int M, int N, const float* B, int ldb) {
+MultistagePlan multistage_plan_with(int M, int N, const float* B, int ldb, TailSplit tail) {
   const bool vec_b = ldb % 4 == 0 && aligned16(B);
-  return grid_plan(vec_b ? multistage_kernel<T, true> : multistage_kernel<T, false>,
-                   tiles(M, T::kBM) * tiles(N, T::kBN), dim3(T::kThreads), unsigned(T::kSmemBytes));
+  const long long tn = tiles(N, T::kBN), blocks = (tiles(M, T::kBM) - tail.rows + tail.rows * tail.parts) * tn;
+  return {grid_plan(vec_b ? multistage_kernel<T, true> : multistage_kernel<T, false>, blocks, dim3(T::kThreads),
+                    unsigned(T::kSmemBytes)),
+          tail};
+}
+template <class T>
+MultistagePlan multistage_plan_with(int M, int N, const float* B, int ldb) {
+  return multistage_plan_with<T>(M, N, B, ldb, TailSplit{0, 1, M});
+}
+
+/// Launches a checked multistage plan: where it splits tiles, first C = beta C over their rows
+/// (the kernel's split blocks only add to C), then the kernel.
+inline cudaError_t launch_multistage(const MultistagePlan& p, int M, int N, int K, float alpha, const float* A,
+                                     int lda, const float* B, int ldb, float beta, float* C, int ldc,
+                                     cudaStream_t stream) {
+  if (p.plan.kernel == nullptr) return cudaErrorInvalidValue;
+  if (p.tail.parts > 1 && beta != 1.0f) {
+    const std::size_t total = std::size_t(M - p.tail.first_row) * N;
+    const unsigned blocks = unsigned(total < 4096u * 256u ? (total + 255) / 256 : 4096u);
+    scale_c_kernel<float><<<blocks, 256, 0, stream>>>(M - p.tail.first_row, N, beta, C + std::size_t(p.tail.first_row) * ldc, ldc);
+  }
+  const bool cvec = ldc % 4 == 0 && aligned16(C);
+  return launch(p.plan, stream, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, cvec, p.tail);
 }
 
 /// C = alpha * A * B + beta * C with any MultistageShape T; any sizes and leading dimensions.
@@ -197,15 +305,15 @@ cudaError_t multistage_with(int M, int N, int K, float alpha, const float* A, in
                             float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
   if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)
     return finish_without_launch(a, M, N, beta, C, ldc, stream);
-  const bool cvec = ldc % 4 == 0 && aligned16(C);
-  return launch(multistage_plan_with<T>(M, N, B, ldb), stream, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, cvec);
+  return launch_multistage(multistage_plan_with<T>(M, N, B, ldb), M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
+                           stream);
 }
 
 /// The shape of step 12: 128 x 256 x 16 block tile, 8 warps of 64 x 64, 8 x 16 per thread,
 /// 3 stages: 3 x (16 x 132 + 16 x 256) x 4 B = 74.5 KB of dynamic shared memory.
 using MultistageDefault = MultistageShape<128, 256, 16, 64, 64, 8, 16, 3>;
 
-inline Plan<WarpGemmKernel> multistage_plan(int M, int N, int, const float*, int, const float* B, int ldb,
+inline MultistagePlan multistage_plan(int M, int N, int, const float*, int, const float* B, int ldb,
                                             const float*, int) {
   return multistage_plan_with<MultistageDefault>(M, N, B, ldb);
 }

@@ -115,46 +115,83 @@ double heuristic_cost(int M, int N, int sms) {
   return waves * r * T::kBM * T::kBN / reuse;
 }
 
+//! [split choice]
+/// The split for shape T (split_tail): none unless the grid's last wave of tiles would fill at
+/// most half of the block slots (the blocks the SMs hold at once); then the tile rows holding
+/// that wave are split along K into as many parts as fill the slots, each part at least two
+/// K-tiles long. Their blocks then run as one short wave instead of one long, part-empty one.
+template <class T>
+TailSplit tail_split(int M, int N, int K) {
+  const TailSplit none{0, 1, M};
+  const long long slots = static_cast<long long>(detail::resident_blocks<T>()) * detail::gpu_key().sms;
+  const long long tm = tiles(M, T::kBM), tn = tiles(N, T::kBN), last = slots > 0 ? tm * tn % slots : 0;
+  if (last == 0 || 2 * last > slots) return none;
+  const long long rows = (last + tn - 1) / tn;
+  long long parts = slots / (rows * tn);
+  if (parts > tiles(K, T::kBK) / 2) parts = tiles(K, T::kBK) / 2;
+  if (parts < 2) return none;
+  return {int(rows), int(parts), int((tm - rows) * T::kBM)};
+}
+
+/// Shape T's plan, with its tail split when `split`.
+template <class T>
+MultistagePlan shape_plan(int M, int N, int K, const float* B, int ldb, bool split) {
+  return multistage_plan_with<T>(M, N, B, ldb, split ? tail_split<T>(M, N, K) : TailSplit{0, 1, M});
+}
+//! [split choice]
+
 /// The plan of the shape with the lowest heuristic_cost (ties go to the larger tile).
-inline Plan<WarpGemmKernel> heuristic_plan(int M, int N, int, const float*, int, const float* B, int ldb,
-                                           const float*, int) {
+inline MultistagePlan heuristic_plan_split(int M, int N, int K, const float* B, int ldb, bool split) {
   const int sms = detail::gpu_key().sms;
   const double large = heuristic_cost<HeuristicLarge>(M, N, sms);
   const double medium = heuristic_cost<HeuristicMedium>(M, N, sms);
   const double small = heuristic_cost<HeuristicSmall>(M, N, sms);
-  if (large <= medium && large <= small) return multistage_plan_with<HeuristicLarge>(M, N, B, ldb);
-  if (medium <= small) return multistage_plan_with<HeuristicMedium>(M, N, B, ldb);
-  return multistage_plan_with<HeuristicSmall>(M, N, B, ldb);
+  if (large <= medium && large <= small) return shape_plan<HeuristicLarge>(M, N, K, B, ldb, split);
+  if (medium <= small) return shape_plan<HeuristicMedium>(M, N, K, B, ldb, split);
+  return shape_plan<HeuristicSmall>(M, N, K, B, ldb, split);
+}
+inline MultistagePlan heuristic_plan(int M, int N, int K, const float*, int, const float* B, int ldb, const float*,
+                                     int) {
+  return heuristic_plan_split(M, N, K, B, ldb, false);
 }
 //! [heuristic]
 
 //! [autotuned dispatch]
 /// The tuned table's entry for this GPU and output size, or the heuristic's choice where the
-/// table has none. The table is expanded here only.
-inline Plan<WarpGemmKernel> autotuned_plan(int M, int N, int K, const float* A, int lda, const float* B, int ldb,
-                                           const float* C, int ldc) {
+/// table has none; its tail split when `split`. The table is expanded here only.
+inline MultistagePlan autotuned_plan_split(int M, int N, int K, const float* B, int ldb, bool split) {
   const detail::GpuKey key = detail::gpu_key();
   const long long mn = static_cast<long long>(M) * N;
 #define SMEM_SGEMM_TUNED_CASE(CC, SMS, SMEM, REGS, MAX_MN, BM, BN, BK, WM, WN, TM, TN, S)                  \
   if (key.cc == (CC) && key.sms == (SMS) && key.smem_per_sm == (SMEM) && key.regs_per_sm == (REGS) && \
       mn <= (long long)(MAX_MN))                                                                       \
-    return multistage_plan_with<MultistageShape<BM, BN, BK, WM, WN, TM, TN, S>>(M, N, B, ldb);
+    return shape_plan<MultistageShape<BM, BN, BK, WM, WN, TM, TN, S>>(M, N, K, B, ldb, split);
   SMEM_SGEMM_TUNED_TABLE(SMEM_SGEMM_TUNED_CASE)
 #undef SMEM_SGEMM_TUNED_CASE
-  return heuristic_plan(M, N, K, A, lda, B, ldb, C, ldc);
+  return heuristic_plan_split(M, N, K, B, ldb, split);
+}
+inline MultistagePlan autotuned_plan(int M, int N, int K, const float*, int, const float* B, int ldb, const float*,
+                                     int) {
+  return autotuned_plan_split(M, N, K, B, ldb, false);
 }
 //! [autotuned dispatch]
 
-/// Launches the plan `plan_of` gives for these arguments (heuristic_plan or autotuned_plan).
+/// The autotuned shape with its last part-filled wave split along K (tail_split).
+inline MultistagePlan split_tail_plan(int M, int N, int K, const float*, int, const float* B, int ldb, const float*,
+                                      int) {
+  return autotuned_plan_split(M, N, K, B, ldb, true);
+}
+
+/// Launches the plan `plan_of` gives for these arguments (heuristic_plan, autotuned_plan or
+/// split_tail_plan).
 template <class PlanOf>
 cudaError_t tuned_launch(PlanOf plan_of, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
                          int ldb, float beta, float* C, int ldc, cudaStream_t stream) {
   // Arguments first: no CUDA call (the device queries) before they are checked.
   if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)
     return finish_without_launch(a, M, N, beta, C, ldc, stream);
-  const bool cvec = ldc % 4 == 0 && aligned16(C);
-  return launch(plan_of(M, N, K, A, lda, B, ldb, C, ldc), stream, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
-                cvec);
+  return launch_multistage(plan_of(M, N, K, A, lda, B, ldb, C, ldc), M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
+                           stream);
 }
 
 /// C = alpha * A * B + beta * C, row-major, with the heuristic's shape (no table).
@@ -167,6 +204,14 @@ inline cudaError_t heuristic(int M, int N, int K, float alpha, const float* A, i
 inline cudaError_t autotuned(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
                              float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
   return tuned_launch(autotuned_plan, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+}
+
+/// C = alpha * A * B + beta * C, row-major, with the tuned shape, the last part-filled wave of
+/// tiles split along K (tail_split). Not bitwise reproducible where it splits: the parts of a
+/// tile add into C with atomics, in whichever order they finish.
+inline cudaError_t split_tail(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                              float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
+  return tuned_launch(split_tail_plan, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
 }
 
 }  // namespace smem::gemm
