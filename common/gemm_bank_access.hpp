@@ -176,17 +176,6 @@ void copies(Visit&& visit) {
   }
 }
 
-/// Steps 12-13's 4-byte copies of a B whose rows are not 16-byte aligned, one block and one K-tile.
-template <class S, class Visit>
-void scalar_b_copies(Visit&& visit) {
-  for (int w = 0; w < S::kThreads / 32; ++w) {
-    auto t = [&](int l) { return 32 * w + l; };
-    for (int q = 0; q < S::kBScalarPasses; ++q)
-      visit(request("`cp.async` 4-byte copy of B (rows not 16-byte aligned)", Access::copy, 4,
-                    [&](int l) { return S::b_offset(S::b_scalar_row(t(l), q), S::b_scalar_col(t(l), q)); }));
-  }
-}
-
 }  // namespace gemm_access
 
 }  // namespace smem::test

@@ -111,7 +111,6 @@ void gemm_rows() {
   kernel_rows("12 `multistage`", f, [](auto&& v) {
     ga::fragment_reads<gm::MultistageDefault>(v);
     ga::copies<gm::MultistageDefault>(v);
-    ga::scalar_b_copies<gm::MultistageDefault>(v);
   });
 }
 

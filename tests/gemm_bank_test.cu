@@ -153,7 +153,6 @@ TEST_SUITE("host") {
     if (staged_store) check_accesses([](auto&& v) { ga::staged_stores<T>(v); });
     using S = gm::MultistageShape<T::kBM, T::kBN, T::kBK, T::kWM, T::kWN, T::kTM, T::kTN, 3>;
     ga::copies<S>([](const Request& r) { CHECK(r.cost().wavefronts == 4); });
-    ga::scalar_b_copies<S>([](const Request& r) { CHECK(r.cost().wavefronts == 4); });
     std::vector<int> place(32);
     for (int l = 0; l < 32; ++l) {
       REQUIRE(T::lane_m(l) < T::kLanesM);
@@ -161,17 +160,15 @@ TEST_SUITE("host") {
       ++place[T::lane_m(l) * T::kLanesN + T::lane_n(l)];
     }
     CHECK(std::count(place.begin(), place.end(), 1) == 32);
-    std::vector<int> a_hits(T::kBM * T::kBK), b_hits(T::kBK * T::kBN), b_scalar_hits(T::kBK * T::kBN);
+    std::vector<int> a_hits(T::kBM * T::kBK), b_hits(T::kBK * T::kBN);
     for (int t = 0; t < T::kThreads; ++t) {
       for (int p = 0; p < S::kAPasses; ++p)
         for (int c = 0; c < S::kAChunks; ++c) ++a_hits[S::a_copy_row(t, p) * T::kBK + S::a_copy_k(t, c)];
       for (int q = 0; q < S::kBPasses; ++q)
         for (int c = 0; c < 4; ++c) ++b_hits[S::b_copy_row(t, q) * T::kBN + S::b_copy_col(t) + c];
-      for (int q = 0; q < S::kBScalarPasses; ++q) ++b_scalar_hits[S::b_scalar_row(t, q) * T::kBN + S::b_scalar_col(t, q)];
     }
     CHECK(std::count(a_hits.begin(), a_hits.end(), 1) == T::kBM * T::kBK);
     CHECK(std::count(b_hits.begin(), b_hits.end(), 1) == T::kBK * T::kBN);
-    CHECK(std::count(b_scalar_hits.begin(), b_scalar_hits.end(), 1) == T::kBK * T::kBN);
   }
 
   TEST_CASE("steps 11-13: fragment reads pair, staged stores and cp.async copies conflict-free") {

@@ -12,8 +12,7 @@
 /// values x 4 rows: the padded row (BM + 4 floats) puts those 32 words in 32 different banks.
 /// B goes in 16-byte copies. The copy's source size operand zero-fills what lies past M, N or
 /// K, so partial tiles need no separate path; B falls back to 4-byte copies when its pointer or
-/// leading dimension is not a multiple of 16 bytes, with consecutive lanes on consecutive floats
-/// of a row so that a warp's copy still reads 128 contiguous bytes.
+/// leading dimension is not a multiple of 16 bytes.
 ///
 /// The loop (per K-tile kt, stage kt % kStages):
 /// - at its first k, the copies for K-tile kt + kStages - 1 go into the stage that K-tile
@@ -66,18 +65,6 @@ struct MultistageShape : WarpTiling<BM, BN, BK, WM, WN, TM, TN> {
   static_assert(kBRowsPerPass >= 1 && BK % kBRowsPerPass == 0, "the B copy passes must tile BK");
   __host__ __device__ static constexpr int b_copy_row(int t, int q) { return t / (BN / 4) + q * kBRowsPerPass; }
   __host__ __device__ static constexpr int b_copy_col(int t) { return t % (BN / 4) * 4; }
-  /// Copy mapping of B when its rows are not 16-byte aligned (4-byte copies): in pass q thread t
-  /// copies element q kThreads + t of the tile, row by row, so a warp's 32 copies are 32
-  /// consecutive floats of one row (128 contiguous bytes), not 32 words 16 bytes apart.
-  static constexpr int kBScalarPasses = BK * BN / WarpTiling<BM, BN, BK, WM, WN, TM, TN>::kThreads;
-  static_assert(BN % 32 == 0 && BK * BN % WarpTiling<BM, BN, BK, WM, WN, TM, TN>::kThreads == 0,
-                "a warp's 4-byte B copies stay in one row");
-  __host__ __device__ static constexpr int b_scalar_row(int t, int q) {
-    return (q * WarpTiling<BM, BN, BK, WM, WN, TM, TN>::kThreads + t) / BN;
-  }
-  __host__ __device__ static constexpr int b_scalar_col(int t, int q) {
-    return (q * WarpTiling<BM, BN, BK, WM, WN, TM, TN>::kThreads + t) % BN;
-  }
 };
 
 //! [tail split]
@@ -169,17 +156,14 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 #pragma unroll
         for (int c = 0; c < T::kAChunks; ++c)
           cp_async_4(As + T::a_offset(8 * c, p * T::kARowsPerPass), a + p * a_pass + 8 * c, 4);
-      if constexpr (kVecB) {
 #pragma unroll
-        for (int q = 0; q < T::kBPasses; ++q)
+      for (int q = 0; q < T::kBPasses; ++q) {
+        if constexpr (kVecB) {
           cp_async_16(Bs + T::b_offset(q * T::kBRowsPerPass, 0), b + q * b_pass, 16);
-      } else {
-        const float* tile = B + std::size_t(k0) * ldb + n0;
-        float* s = smem + stage * T::kStageFloats + T::kAFloats;
+        } else {
 #pragma unroll
-        for (int q = 0; q < T::kBScalarPasses; ++q) {
-          const int r = T::b_scalar_row(tid, q), c = T::b_scalar_col(tid, q);
-          cp_async_4(s + T::b_offset(r, c), tile + std::size_t(r) * ldb + c, 4);
+          for (int c = 0; c < 4; ++c)
+            cp_async_4(Bs + T::b_offset(q * T::kBRowsPerPass, c), b + q * b_pass + c, 4);
         }
       }
       return;
@@ -195,20 +179,19 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
                            ok ? 4 : 0);
       }
     }
-    if constexpr (kVecB) {
 #pragma unroll
-      for (int q = 0; q < T::kBPasses; ++q) {
-        const int gk = k0 + b_k + q * T::kBRowsPerPass, gn = n0 + b_n;
+    for (int q = 0; q < T::kBPasses; ++q) {
+      const int gk = k0 + b_k + q * T::kBRowsPerPass, gn = n0 + b_n;
+      const float* row = b + q * b_pass;
+      if constexpr (kVecB) {
         const int bytes = gk < K ? (N - gn >= 4 ? 16 : N - gn > 0 ? 4 * (N - gn) : 0) : 0;
-        cp_async_16(Bs + T::b_offset(q * T::kBRowsPerPass, 0), bytes ? b + q * b_pass : B, bytes);
-      }
-    } else {
-      float* s = smem + stage * T::kStageFloats + T::kAFloats;
+        cp_async_16(Bs + T::b_offset(q * T::kBRowsPerPass, 0), bytes ? row : B, bytes);
+      } else {
 #pragma unroll
-      for (int q = 0; q < T::kBScalarPasses; ++q) {
-        const int r = T::b_scalar_row(tid, q), c = T::b_scalar_col(tid, q);
-        const bool ok = k0 + r < K && n0 + c < N;
-        cp_async_4(s + T::b_offset(r, c), ok ? B + std::size_t(k0 + r) * ldb + n0 + c : B, ok ? 4 : 0);
+        for (int c = 0; c < 4; ++c) {
+          const bool ok = gk < K && gn + c < N;
+          cp_async_4(Bs + T::b_offset(q * T::kBRowsPerPass, c), ok ? row + c : B, ok ? 4 : 0);
+        }
       }
     }
   };

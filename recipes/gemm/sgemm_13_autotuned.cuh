@@ -116,16 +116,17 @@ double heuristic_cost(int M, int N, int sms) {
 }
 
 //! [split choice]
-/// The split for shape T (split_tail): none unless the grid's last wave of tiles would fill at
-/// most half of the block slots (the blocks the SMs hold at once); then the tile rows holding
-/// that wave are split along K into as many parts as fill the slots, each part at least two
-/// K-tiles long. Their blocks then run as one short wave instead of one long, part-empty one.
+/// The split for shape T (split_tail): none unless the grid takes more than one wave and its
+/// last wave of tiles would fill at most half of the block slots (the blocks the SMs hold at
+/// once); then the tile rows holding that wave are split along K into as many parts as fill the
+/// slots, each part at least two K-tiles long. Their blocks then run as one short wave instead
+/// of one long, part-empty one.
 template <class T>
 TailSplit tail_split(int M, int N, int K) {
   const TailSplit none{0, 1, M};
   const long long slots = static_cast<long long>(detail::resident_blocks<T>()) * detail::gpu_key().sms;
   const long long tm = tiles(M, T::kBM), tn = tiles(N, T::kBN), last = slots > 0 ? tm * tn % slots : 0;
-  if (last == 0 || 2 * last > slots) return none;
+  if (tm * tn <= slots || last == 0 || 2 * last > slots) return none;
   const long long rows = (last + tn - 1) / tn;
   long long parts = slots / (rows * tn);
   if (parts > tiles(K, T::kBK) / 2) parts = tiles(K, T::kBK) / 2;
