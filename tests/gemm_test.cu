@@ -371,6 +371,28 @@ TEST_SUITE("gpu") {
     }
     CHECK(split > 0);  // some of these heights end in a part-filled wave on any GPU
   }
+
+  TEST_CASE("split_tail on a grid it splits: float64 reference, C scaled once, padding untouched") {
+    // The first height whose grid this GPU splits, with K small enough for compute-sanitizer.
+    DeviceBuffer<float> probe(1);
+    const int n = 1000, k = 256;
+    int m = 0;
+    for (int h = 200; h <= 20000 && m == 0; h += 100)
+      if (gm::split_tail_plan(h, n, k, probe.get(), k, probe.get(), n + 1, probe.get(), n + 1).tail.parts > 1) m = h;
+    REQUIRE(m > 0);
+    CAPTURE(m);
+    for (auto ab : kScalars) {
+      CAPTURE(ab.beta);
+      Problem p(Shape{m, n, k, plus_one}, ab, 977u * m + std::uint64_t(ab.beta * 8));
+      p.reset_c();
+      REQUIRE(gm::split_tail(p.M, p.N, p.K, p.alpha, p.dA.get(), p.lda, p.dB.get(), p.ldb, p.beta, p.dC.get(),
+                             p.ldc) == cudaSuccess);
+      SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+      const auto got = p.dC.download();
+      CHECK(scaled_error(got, p.ldc, p.R, p.S, p.M, p.N) <= error_bound(p.K));
+      CHECK(padding_untouched(got, p.C0, p.M, p.N, p.ldc));
+    }
+  }
 }
 
 TEST_SUITE("host") {
