@@ -358,8 +358,8 @@ TEST_SUITE("gpu") {
       const auto tuned = gm::plan(gm::Variant::autotuned, m, n, k, A.get(), k, B.get(), n, C.get(), n);
       const auto p = gm::split_tail_plan(m, n, k, A.get(), k, B.get(), n, C.get(), n);
       REQUIRE(p.erased().kernel != nullptr);
-      CHECK(p.erased().kernel == tuned.kernel);  // the same shape, only the grid differs
-      if (p.tail.parts == 1) {
+      if (p.tail.parts == 1) {  // autotuned's launch exactly
+        CHECK(p.erased().kernel == tuned.kernel);
         CHECK(p.plan.grid.x == tuned.grid.x);
         continue;
       }

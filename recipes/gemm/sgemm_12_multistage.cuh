@@ -105,10 +105,11 @@ __device__ __forceinline__ void add_tile(const float (&acc)[T::kTM][T::kTN], int
 //! [tail split]
 
 //! [multistage kernel]
-/// kVecB: B and ldb allow 16-byte copies. C and ldc allowing float4 stores: `cvec`. The first
-/// blocks take the whole tiles above the split rows, in groups; the others one K range each of
-/// a split tile.
-template <class T, bool kVecB>
+/// kVecB: B and ldb allow 16-byte copies. C and ldc allowing float4 stores: `cvec`. kSplit: the
+/// grid splits tiles as `tail` says (the first blocks take the whole tiles above the split rows,
+/// in groups; the others one K range each of a split tile); without it `tail` is not read, and
+/// the kernel carries none of the split's code (its registers are step 12's alone).
+template <class T, bool kVecB, bool kSplit>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     multistage_kernel(int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
                             const float* __restrict__ B, int ldb, float beta, float* __restrict__ C,
@@ -117,9 +118,9 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   extern __shared__ __align__(16) float smem[];  // S stages of [As | Bs]
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int tiles_n = int((N + BN - 1) / BN), whole_rows = int((M + BM - 1) / BM) - tail.rows;
+  const int tiles_n = int((N + BN - 1) / BN), whole_rows = int((M + BM - 1) / BM) - (kSplit ? tail.rows : 0);
   const int pid = int(blockIdx.x), whole = whole_rows * tiles_n, all_k = (K + BK - 1) / BK;
-  const bool split = pid >= whole;
+  const bool split = kSplit && pid >= whole;
   TileCoord blk;
   int kt0 = 0, kt1 = all_k;  // this block's K-tiles
   if (!split) {
@@ -233,10 +234,13 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     }
   }
   cp_async_wait<0>();  // nothing real is pending; leave no copy behind the block's exit
-  if (split)
-    add_tile<T>(acc, m0, n0, warp, lane, M, N, alpha, C, ldc, cvec);
-  else
-    store_tile<T>(acc, m0, n0, warp, lane, M, N, alpha, beta, C, ldc, cvec);
+  if constexpr (kSplit) {
+    if (split) {
+      add_tile<T>(acc, m0, n0, warp, lane, M, N, alpha, C, ldc, cvec);
+      return;
+    }
+  }
+  store_tile<T>(acc, m0, n0, warp, lane, M, N, alpha, beta, C, ldc, cvec);
 }
 //! [multistage kernel]
 
@@ -256,11 +260,11 @@ struct MultistagePlan {
 /// dynamic shared memory (launch() opts in above 48 KB).
 template <class T>
 MultistagePlan multistage_plan_with(int M, int N, const float* B, int ldb, TailSplit tail) {
-  const bool vec_b = ldb % 4 == 0 && aligned16(B);
+  const bool vec_b = ldb % 4 == 0 && aligned16(B), split = tail.parts > 1;
   const long long tn = tiles(N, T::kBN), blocks = (tiles(M, T::kBM) - tail.rows + tail.rows * tail.parts) * tn;
-  return {grid_plan(vec_b ? multistage_kernel<T, true> : multistage_kernel<T, false>, blocks, dim3(T::kThreads),
-                    unsigned(T::kSmemBytes)),
-          tail};
+  const MultistageKernel k = split ? (vec_b ? multistage_kernel<T, true, true> : multistage_kernel<T, false, true>)
+                                   : (vec_b ? multistage_kernel<T, true, false> : multistage_kernel<T, false, false>);
+  return {grid_plan(k, blocks, dim3(T::kThreads), unsigned(T::kSmemBytes)), tail};
 }
 template <class T>
 MultistagePlan multistage_plan_with(int M, int N, const float* B, int ldb) {

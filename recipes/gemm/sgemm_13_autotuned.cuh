@@ -80,9 +80,9 @@ int resident_blocks() {
   if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return 0;
   if (const int c = cache[dev].load(std::memory_order_relaxed); c > 0) return c - 1;
   int blocks = 0;
-  if (cudaFuncSetAttribute(multistage_kernel<T, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  if (cudaFuncSetAttribute(multistage_kernel<T, true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            T::kSmemBytes) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, multistage_kernel<T, true>, T::kThreads,
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, multistage_kernel<T, true, false>, T::kThreads,
                                                     T::kSmemBytes) != cudaSuccess) {
     cudaGetLastError();
     blocks = 0;
