@@ -174,7 +174,8 @@ inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p
 
 // ---- Steps 11 to 13: warp tiles. ----
 
-/// The kernel of steps 11 to 13: GemmKernel's arguments and whether C allows float4 stores.
+/// The kernel of step 11: GemmKernel's arguments and whether C allows float4 stores (steps 12 and
+/// 13 add a TailSplit: MultistageKernel).
 using WarpGemmKernel = void (*)(int, int, int, float, const float*, int, const float*, int, float, float*, int, bool);
 
 /// The geometry of steps 11 to 13 (explained in sgemm_11_warptiled.cuh).
