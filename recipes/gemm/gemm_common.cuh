@@ -272,8 +272,27 @@ __device__ __forceinline__ void outer_product(float (&acc)[T::kTM][T::kTN], cons
     for (int j = 0; j < T::kTN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
 }
 
-/// C = alpha * acc + beta * C for the thread's TM x TN outputs of the block tile at (m0, n0).
-template <class T>
+/// C[n .. n + 3] += alpha * acc with atomics (those below N): one 16-byte atomicAdd on sm_90 and
+/// later when `vec`, else four 4-byte ones.
+__device__ __forceinline__ void add4_row(float* c, int n, int N, float4 acc, float alpha, bool vec) {
+#if __CUDA_ARCH__ >= 900
+  if (vec && n + 3 < N) {
+    atomicAdd(reinterpret_cast<float4*>(c + n), make_float4(alpha * acc.x, alpha * acc.y, alpha * acc.z, alpha * acc.w));
+    return;
+  }
+#else
+  (void)vec;
+#endif
+  const float a[4] = {acc.x, acc.y, acc.z, acc.w};
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+    if (n + j < N) atomicAdd(c + n + j, alpha * a[j]);
+}
+
+/// C = alpha * acc + beta * C for the thread's TM x TN outputs of the block tile at (m0, n0); with
+/// kAdd, C += alpha * acc with atomics instead (beta unused: the blocks of a tile split along K in
+/// step 12 add into a C already scaled by beta).
+template <class T, bool kAdd = false>
 __device__ __forceinline__ void store_tile(const float (&acc)[T::kTM][T::kTN], int m0, int n0, int warp,
                                            int lane, int M, int N, float alpha, float beta, float* C, int ldc,
                                            bool cvec) {
@@ -283,10 +302,14 @@ __device__ __forceinline__ void store_tile(const float (&acc)[T::kTM][T::kTN], i
     if (m >= M) continue;
     float* c = C + std::size_t(m) * ldc;
 #pragma unroll
-    for (int g = 0; g < T::kTN / 4; ++g)
-      store4_row(c, n0 + T::thread_col(warp, lane, g), N,
-                 make_float4(acc[i][4 * g], acc[i][4 * g + 1], acc[i][4 * g + 2], acc[i][4 * g + 3]), alpha,
-                 beta, cvec);
+    for (int g = 0; g < T::kTN / 4; ++g) {
+      const int n = n0 + T::thread_col(warp, lane, g);
+      const float4 v = make_float4(acc[i][4 * g], acc[i][4 * g + 1], acc[i][4 * g + 2], acc[i][4 * g + 3]);
+      if constexpr (kAdd)
+        add4_row(c, n, N, v, alpha, cvec);
+      else
+        store4_row(c, n, N, v, alpha, beta, cvec);
+    }
   }
 }
 //! [warp tile compute]

@@ -76,32 +76,6 @@ struct TailSplit {
   int rows, parts, first_row;
 };
 
-/// C += alpha * acc for the thread's TM x TN outputs of the tile at (m0, n0), with atomics
-/// (16-byte ones where C allows float4 stores, on sm_90 and later).
-template <class T>
-__device__ __forceinline__ void add_tile(const float (&acc)[T::kTM][T::kTN], int m0, int n0, int warp, int lane,
-                                         int M, int N, float alpha, float* C, int ldc, bool cvec) {
-#pragma unroll
-  for (int i = 0; i < T::kTM; ++i) {
-    const int m = m0 + T::thread_row(warp, lane, i / 4) + i % 4;
-    if (m >= M) continue;
-    float* c = C + std::size_t(m) * ldc;
-#pragma unroll
-    for (int g = 0; g < T::kTN / 4; ++g) {
-      const int n = n0 + T::thread_col(warp, lane, g);
-#if __CUDA_ARCH__ >= 900
-      if (cvec && n + 3 < N) {
-        atomicAdd(reinterpret_cast<float4*>(c + n), make_float4(alpha * acc[i][4 * g], alpha * acc[i][4 * g + 1],
-                                                                alpha * acc[i][4 * g + 2], alpha * acc[i][4 * g + 3]));
-        continue;
-      }
-#endif
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        if (n + j < N) atomicAdd(c + n + j, alpha * acc[i][4 * g + j]);
-    }
-  }
-}
 //! [tail split]
 
 //! [multistage kernel]
@@ -235,8 +209,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   }
   cp_async_wait<0>();  // nothing real is pending; leave no copy behind the block's exit
   if constexpr (kSplit) {
-    if (split) {
-      add_tile<T>(acc, m0, n0, warp, lane, M, N, alpha, C, ldc, cvec);
+    if (split) {  // C holds beta C already: add alpha times this K range's products
+      store_tile<T, true>(acc, m0, n0, warp, lane, M, N, alpha, beta, C, ldc, cvec);
       return;
     }
   }
