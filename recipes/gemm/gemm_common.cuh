@@ -262,15 +262,13 @@ __device__ __forceinline__ void load_fragments(const float* As, const float* Bs,
   }
 }
 
-/// acc += a b^T: TM x TN FFMAs. From 64 outputs per thread up, the rows alternate direction
-/// (serpentine order): the last FFMA of a row and the first of the next share b[j], and ptxas
-/// schedules the fragment reads of the next k step with fewer stalls on them (short-scoreboard
-/// waits, measured with Nsight Compute on the 128 x 128 tile). Smaller thread tiles keep row
-/// order, which measured faster for them.
-template <class T>
+/// acc += a b^T: TM x TN FFMAs. kSerpentine: the rows alternate direction, so that the last FFMA
+/// of a row and the first of the next share b[j]. The order changes how ptxas schedules the
+/// fragment reads of the next k step around the FFMAs; which order is faster depends on the
+/// kernel (step 12 passes it from 64 outputs per thread up, step 11 keeps row order).
+template <class T, bool kSerpentine = false>
 __device__ __forceinline__ void outer_product(float (&acc)[T::kTM][T::kTN], const float (&a)[T::kTM],
                                               const float (&b)[T::kTN]) {
-  constexpr bool kSerpentine = T::kTM * T::kTN >= 64;
 #pragma unroll
   for (int i = 0; i < T::kTM; ++i)
 #pragma unroll
