@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../bench/gemm_tune_candidates.cuh"
 #include "bank_evidence.hpp"
 #include "bank_model.hpp"
 #include "gemm_bank_access.hpp"
@@ -66,6 +67,10 @@ std::optional<BankPrediction> multistage_by_name(const std::string& kernel, int 
   try_shape(gm::MultistageShape<BM, BN, BK, WM, WN, TM, TN, S>{});
   SMEM_SGEMM_TUNED_TABLE(SMEM_SGEMM_TUNED_CASE)
 #undef SMEM_SGEMM_TUNED_CASE
+  // Every shape the tuner can write into the table: a measurement may predate the current table.
+#define SMEM_TUNE_CASE(I, BM, BN, BK, WM, WN, TM, TN, S) try_shape(gm::MultistageShape<BM, BN, BK, WM, WN, TM, TN, S>{});
+  SMEM_TUNE_CANDIDATES(SMEM_TUNE_CASE)
+#undef SMEM_TUNE_CASE
   return out;
 }
 
