@@ -2,8 +2,8 @@
 //
 // Every warp-wide shared-memory request of the stencil kernels for one block, written once from
 // the kernels' own maps (halo_offset, output_tile_offset, CoarseShape, box3d_offset, ring_offset,
-// RegisterPlane); see bank_access.hpp for how the tests and the docs use them. A block of 32 x 8
-// threads (32 x 4 x 4 for box3d) is warp w = threadIdx.y (w = threadIdx.z * 4 + threadIdx.y),
+// RegisterPlane, PlaneRing); see bank_access.hpp for how the tests and the docs use them. A block
+// of 32 x 8 threads (32 x 4 x 4 for box3d) is warp w = threadIdx.y (w = threadIdx.z * 4 + threadIdx.y),
 // lane l = threadIdx.x. Requests in which no lane takes part are left out, as the SASS-level
 // counters leave them out.
 #pragma once
@@ -195,6 +195,27 @@ void cluster(Visit&& visit) {
     remote(rank > 0);
     update4("rows above and below (16 bytes)", visit);
   }
+}
+
+/// 7-point step 6 (st7_tma_kernel), one plane of the walk: TMA writes the slot with no
+/// shared-memory instruction; each warp reads its 6 rows of this plane, then per output row the
+/// rows of the planes below and above and the x halo (lanes 0 and 31 use it).
+template <class Visit>
+void tma_ring_step(Visit&& visit) {
+  using R = st::PlaneRing;
+  const int below = 0, here = 1, above = 2;
+  for (int k = -1; k <= R::kRowsPerThread; ++k)
+    for (int w = 0; w < kWarps; ++w)
+      warp_words("this plane's rows (16 bytes)", Access::load, 16, w, all,
+                 [=](int t) { return R::offset(here, R::row(t / 32, k), 4 * (t % 32)); }, visit);
+  for (int k = 0; k < R::kRowsPerThread; ++k)
+    for (int w = 0; w < kWarps; ++w) {
+      warp_words("x halo (lanes 0 and 31)", Access::load, 4, w, all,
+                 [=](int t) { return R::x_halo_offset(here, R::row(t / 32, k), t % 32); }, visit);
+      for (int slot : {below, above})
+        warp_words("plane below / above (16 bytes)", Access::load, 16, w, all,
+                   [=](int t) { return R::offset(slot, R::row(t / 32, k), 4 * (t % 32)); }, visit);
+    }
 }
 
 }  // namespace smem::test::stencil_access

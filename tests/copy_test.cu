@@ -198,6 +198,7 @@ TEST_SUITE("host") {
                        "needs thread block clusters: compile for sm_90 or newer");
     check_arch_message("stencil", "st7_05_cluster.cuh", "80", "needs thread block clusters: compile for sm_90 or newer");
     check_arch_message("stencil", "conv2d_06_tma.cuh", "80", "needs TMA: compile for sm_90 or newer");
+    check_arch_message("stencil", "st7_06_tma.cuh", "80", "needs TMA: compile for sm_90 or newer");
     check_arch_message("tc_gemm", "tc_gemm_08_tma.cuh", "80", "needs TMA and mbarrier transactions: compile for sm_90");
     check_arch_message("tc_gemm", "tc_gemm_09_wgmma.cuh", "80", "needs wgmma: compile for sm_90a");
     check_arch_message("tc_gemm", "tc_gemm_13_cluster.cuh", "80",

@@ -121,10 +121,7 @@ __device__ inline float4 update4(const float* plane, const Coefficients& c, floa
   float xl = __shfl_up_sync(0xffffffffu, u.w, 1), xr = __shfl_down_sync(0xffffffffu, u.x, 1);
   if (tx == 0) xl = plane[P::offset(ty, -1)];  // the warp's row ends: the x halo
   if (tx == P::kThreadsX - 1) xr = plane[P::offset(ty, P::kTileX)];
-  return make_float4(seven_point(c, u.x, xl, u.y, ym.x, yp.x, zm.x, zp.x),
-                     seven_point(c, u.y, u.x, u.z, ym.y, yp.y, zm.y, zp.y),
-                     seven_point(c, u.z, u.y, u.w, ym.z, yp.z, zm.z, zp.z),
-                     seven_point(c, u.w, u.z, xr, ym.w, yp.w, zm.w, zp.w));
+  return seven_point4(c, u, xl, xr, ym, yp, zm, zp);
 }
 
 /// Stores the thread's 4 outputs of plane z (those inside the grid).

@@ -19,6 +19,7 @@
 #include "st7_03_planes.cuh"
 #include "st7_04_registers.cuh"
 #include "st7_05_cluster.cuh"
+#include "st7_06_tma.cuh"
 
 /// The 2D convolution's ladder: X(step, name, header, summary). `name` is the variant, the
 /// launcher (`name(in, out, height, width, filter, radius, stream)`) and its plan
@@ -45,7 +46,9 @@
   X(4, st7_registers, "st7_04_registers.cuh",                                                               \
     "Register tiling: z neighbours in registers, one shared plane, 16-byte loads running two planes ahead.") \
   X(5, st7_cluster, "st7_05_cluster.cuh",                                                                   \
-    "Hopper cluster: slabs hand their end planes to each other through distributed shared memory.")
+    "Hopper cluster: slabs hand their end planes to each other through distributed shared memory.") \
+  X(6, st7_tma, "st7_06_tma.cuh",                                                                           \
+    "Hopper TMA: 128 x 32 tiles with their halo stream into a ring of shared planes; slabs fill one wave.")
 
 /// The family's step list: both ladders.
 #define SMEM_STENCIL_STEPS(X) SMEM_CONV2D_STEPS(X) SMEM_STENCIL7_STEPS(X)

@@ -172,6 +172,16 @@ __host__ __device__ inline float seven_point(const Coefficients& c, float u, flo
                                              float zm, float zp) {
   return c.center * u + c.x * (xm + xp) + c.y * (ym + yp) + c.z * (zm + zp);
 }
+
+/// The update of 4 consecutive points of a row, `u`, whose x neighbours beyond the vector are xl
+/// and xr, and whose neighbours in y and z are the vectors ym, yp, zm and zp.
+__host__ __device__ inline float4 seven_point4(const Coefficients& c, float4 u, float xl, float xr, float4 ym,
+                                               float4 yp, float4 zm, float4 zp) {
+  return make_float4(seven_point(c, u.x, xl, u.y, ym.x, yp.x, zm.x, zp.x),
+                     seven_point(c, u.y, u.x, u.z, ym.y, yp.y, zm.y, zp.y),
+                     seven_point(c, u.z, u.y, u.w, ym.z, yp.z, zm.z, zp.z),
+                     seven_point(c, u.w, u.z, xr, ym.w, yp.w, zm.w, zp.w));
+}
 //! [seven point]
 
 //! [tma]
@@ -192,20 +202,33 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return fn;
 }
 
-/// The tensor map of a row-major fp32 image (height rows of width floats), read or written in
-/// boxes of box_w x box_h; a box that reaches outside the image is filled with zeros there: the
-/// stencils' zero padding. TMA needs a 16-byte aligned base and rows of a multiple of 16 bytes;
-/// false when the image breaks that or the driver refuses it.
+/// The tensor map of a dense fp32 array of `rank` dimensions (dims[0] the fastest), read or
+/// written in boxes of box[0] x box[1] x ...; a box that reaches outside the array is filled with
+/// zeros there: the stencils' zero padding. TMA needs a 16-byte aligned base and rows of a
+/// multiple of 16 bytes; false when the array breaks that or the driver refuses it.
+inline bool make_float_map(CUtensorMap* map, const float* g, int rank, const long long* dims, const int* box) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+  if (encode == nullptr || rank < 1 || rank > 3 || reinterpret_cast<std::uintptr_t>(g) % 16 != 0 || dims[0] % 4 != 0)
+    return false;
+  cuuint64_t size[3], stride[2], bytes = sizeof(float);  // stride[i - 1]: bytes between steps of dimension i
+  cuuint32_t box_size[3], unit[3] = {1, 1, 1};
+  for (int i = 0; i < rank; ++i) {
+    if (i > 0) stride[i - 1] = bytes;
+    size[i] = cuuint64_t(dims[i]);
+    box_size[i] = cuuint32_t(box[i]);
+    bytes *= size[i];
+  }
+  return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, cuuint32_t(rank), const_cast<float*>(g), size, stride, box_size,
+                unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+/// The tensor map of a row-major image (height rows of width floats), in boxes of box_w x box_h.
 inline bool make_image_map(CUtensorMap* map, const float* g, long long height, long long width, int box_h,
                            int box_w) {
-  const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
-  if (encode == nullptr || reinterpret_cast<std::uintptr_t>(g) % 16 != 0 || width % 4 != 0) return false;
-  const cuuint64_t dims[2] = {cuuint64_t(width), cuuint64_t(height)};
-  const cuuint64_t row_bytes[1] = {cuuint64_t(width) * sizeof(float)};
-  const cuuint32_t box[2] = {cuuint32_t(box_w), cuuint32_t(box_h)}, unit[2] = {1, 1};
-  return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(g), dims, row_bytes, box, unit,
-                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  const long long dims[2] = {width, height};
+  const int box[2] = {box_w, box_h};
+  return make_float_map(map, g, 2, dims, box);
 }
 
 __device__ __forceinline__ unsigned smem_u32(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
@@ -237,6 +260,15 @@ __device__ __forceinline__ void tma_load_2d(float* dst, const CUtensorMap* map, 
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
           "r"(smem_u32(dst)), "l"(map), "r"(x), "r"(y), "r"(smem_u32(bar))
+      : "memory");
+}
+/// TMA load: the box of a 3D map with corner (x, y, z), as tma_load_2d.
+__device__ __forceinline__ void tma_load_3d(float* dst, const CUtensorMap* map, int x, int y, int z,
+                                            std::uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+      "[%5];\n" ::"r"(smem_u32(dst)),
+      "l"(map), "r"(x), "r"(y), "r"(z), "r"(smem_u32(bar))
       : "memory");
 }
 /// TMA store: the box of a 2D map with corner (x, y) from shared memory at src (128-byte

@@ -1,0 +1,175 @@
+/// \file st7_06_tma.cuh
+/// \brief 7-point step 6 (Hopper, sm_90): TMA streams each plane of a taller tile, halo included,
+/// into a ring of shared slots, several planes ahead, and one block walks a long slab.
+///
+/// What changes from step 4, and why it is faster:
+/// - The loads. Step 4's threads load their next plane into registers, 16 to 32 bytes a thread
+///   in flight, and stage it in shared memory. Here one thread asks the TMA unit for each plane
+///   as one box of a 3D tensor map, (128 + 8) x (32 + 2) floats: the tile with its x and y halo,
+///   with zeros wherever the box reaches outside the grid (the padding, for free). The boxes land
+///   in a ring of kStages slots, each on its own mbarrier, and the ring runs kStages - 3 planes
+///   ahead of the three planes (below, this, above) that the threads read: kilobytes in flight
+///   per block without one register, which a GPU of more bandwidth needs to stay busy.
+/// - The bytes. A warp row of step 4's 128 x 8 tile reads 18 sectors for 16 of its own and its
+///   tile 10 rows for 8, and every L2 sector it reads crosses the GPU's L2 fabric as often as the
+///   output it writes: the halo is what makes a stencil slower than a copy of the same bytes.
+///   The 128 x 32 tile (each thread owns 4 points of 4 rows) reads 34 rows for 32, and no
+///   register limit shortens it, as the ring holds it instead of the threads.
+/// - The walk. A block walks as many planes as leave the grid one wave of resident blocks (all
+///   of a column's planes when a plane's tiles alone fill the GPU): the two planes beyond a
+///   slab's ends, which another block reads too, are two per slab, and the last wave is full.
+/// - The z neighbours are read from the ring (the slots of planes z - 1 and z + 1) instead of
+///   rotating through registers: every value a thread needs is in shared memory already.
+///
+/// TMA needs nx a multiple of 4 and `in` and `out` 16-byte aligned (a tensor map's rows are whole
+/// 16-byte units); for any other grid the launcher runs step 4. TMA needs sm_90: a build for an
+/// older architecture stops here with one message.
+///
+/// Bank conflicts: every warp reads rows of 32 consecutive 16-byte vectors, and lanes 0 and 31
+/// read the x halo in one request (two words, two banks); TMA's own writes take no part in the
+/// shared-memory instruction counts.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "st7_04_registers.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "st7_06_tma.cuh needs TMA: compile for sm_90 or newer (e.g. -arch=sm_90)"
+#endif
+
+namespace smem::stencil {
+
+//! [plane ring]
+/// Step 6's block and ring. Block: 32 x 8 threads, thread (tx, ty) owning points x0 + 4 tx ..
+/// x0 + 4 tx + 3 of rows y0 + 4 ty .. y0 + 4 ty + 3: a 128 x 32 tile, a warp per 4 rows. A slot
+/// holds one plane's box: rows -1 .. 32 (the y halo and the tile) of kPitch floats, the tile's 128
+/// points at words 4 .. 131 of a row (16-byte aligned), the x halo at words 3 and 132 (the box's
+/// 4 columns on each side make its rows whole 16-byte units).
+struct PlaneRing {
+  static constexpr int kThreadsX = 32, kThreadsY = 8, kThreads = kThreadsX * kThreadsY;
+  static constexpr int kRowsPerThread = 4;
+  static constexpr int kTileX = 4 * kThreadsX, kTileY = kRowsPerThread * kThreadsY;
+  static constexpr int kPad = 4, kPitch = kTileX + 2 * kPad, kRows = kTileY + 2;
+  static constexpr unsigned kBoxBytes = kPitch * kRows * sizeof(float);
+  static constexpr int kSlotWords = (kBoxBytes + 127) / 128 * 32;  // slots 128-byte aligned, as TMA needs
+  static constexpr int kStages = 5;                                // 3 planes read, 2 in flight
+  static constexpr unsigned kSmem = kStages * kSlotWords * sizeof(float);
+  /// Word of point (y0 + row, x0 + col) of the plane in `slot`: row in [-1, kTileY], col in
+  /// [-kPad, kTileX + kPad).
+  __host__ __device__ static constexpr int offset(int slot, int row, int col) {
+    return slot * kSlotWords + (row + 1) * kPitch + col + kPad;
+  }
+  /// The tile row of thread row ty's k-th point row (k in [-1, kRowsPerThread]: with its halo).
+  __host__ __device__ static constexpr int row(int ty, int k) { return kRowsPerThread * ty + k; }
+  /// The x-halo word of a row that lane tx reads: lane 0 the left one, every other lane the
+  /// right one (lane 31 uses it), so the warp's request touches two words.
+  __host__ __device__ static constexpr int x_halo_offset(int slot, int row, int tx) {
+    return offset(slot, row, tx == 0 ? -1 : kTileX);
+  }
+};
+static_assert(PlaneRing::kStages >= 4, "three planes read while at least one more is in flight");
+//! [plane ring]
+
+//! [tma ring kernel]
+__global__ void __launch_bounds__(PlaneRing::kThreads, 2)
+    st7_tma_kernel(const __grid_constant__ CUtensorMap in_map, float* __restrict__ out, int nx, int ny, int nz,
+                   Coefficients c) {
+  using R = PlaneRing;
+  extern __shared__ __align__(128) float ring[];
+  __shared__ std::uint64_t full[R::kStages];
+  const int tiles_x = (nx + R::kTileX - 1) / R::kTileX, tiles = tiles_x * ((ny + R::kTileY - 1) / R::kTileY);
+  const int tile = int(blockIdx.x % unsigned(tiles));
+  const int x0 = tile % tiles_x * R::kTileX, y0 = tile / tiles_x * R::kTileY;
+  // The grid's slabs split the column evenly (see st7_tma_plan: none is empty).
+  const int slabs = int(gridDim.x / unsigned(tiles)), walk = (nz + slabs - 1) / slabs;
+  const int z0 = int(blockIdx.x / unsigned(tiles)) * walk, z1 = z0 + walk < nz ? z0 + walk : nz;
+  const int planes = z1 - z0 + 2;  // inputs z0 - 1 .. z1; input i lands in slot i % kStages
+  const bool issuer = threadIdx.x == 0 && threadIdx.y == 0;
+  const auto load = [&](int i) {
+    const int s = i % R::kStages;
+    mbar_arrive_expect_tx(&full[s], R::kBoxBytes);
+    tma_load_3d(ring + R::offset(s, -1, -R::kPad), &in_map, x0 - R::kPad, y0 - 1, z0 - 1 + i, &full[s]);
+  };
+  if (issuer) {
+    for (int s = 0; s < R::kStages; ++s) mbar_init(&full[s]);
+    for (int i = 0; i < R::kStages && i < planes; ++i) load(i);
+  }
+  __syncthreads();  // the barriers are initialized before anyone waits on them
+  const int tx = threadIdx.x, ty = threadIdx.y, x = x0 + 4 * tx;
+  const auto at = [&](int slot, int row) { return *reinterpret_cast<const float4*>(ring + R::offset(slot, row, 4 * tx)); };
+  mbar_wait(&full[0], 0);
+  mbar_wait(&full[1], 0);
+  for (int i = 0; z0 + i < z1; ++i) {  // output plane z0 + i from inputs i, i + 1, i + 2
+    const int below = i % R::kStages, here = (i + 1) % R::kStages, above = (i + 2) % R::kStages;
+    mbar_wait(&full[above], unsigned((i + 2) / R::kStages) & 1u);
+    float4 v[R::kRowsPerThread + 2];  // this plane's rows row(ty, -1) .. row(ty, kRowsPerThread)
+#pragma unroll
+    for (int k = 0; k < R::kRowsPerThread + 2; ++k) v[k] = at(here, R::row(ty, k - 1));
+#pragma unroll
+    for (int k = 0; k < R::kRowsPerThread; ++k) {
+      const int row = R::row(ty, k);
+      const float h = ring[R::x_halo_offset(here, row, tx)];
+      float xl = __shfl_up_sync(0xffffffffu, v[k + 1].w, 1), xr = __shfl_down_sync(0xffffffffu, v[k + 1].x, 1);
+      if (tx == 0) xl = h;  // the warp's row ends: the x halo
+      if (tx == R::kThreadsX - 1) xr = h;
+      const float4 o = seven_point4(c, v[k + 1], xl, xr, v[k], v[k + 2], at(below, row), at(above, row));
+      if (y0 + row < ny && x < nx)  // nx % 4 == 0: the 4 points are all inside or all outside
+        *reinterpret_cast<float4*>(out + ((long long)(z0 + i) * ny + y0 + row) * nx + x) = o;
+    }
+    __syncthreads();  // everyone has read input i: its slot takes input i + kStages
+    if (issuer && i + R::kStages < planes) load(i + R::kStages);
+  }
+}
+//! [tma ring kernel]
+
+/// Tiles of a plane in step 6.
+__host__ __device__ constexpr long long tma_ring_tiles(int nx, int ny) {
+  return tile_count(nx, ny, PlaneRing::kTileX, PlaneRing::kTileY);
+}
+
+/// Blocks of step 6 the current device holds at once (SMs x blocks per SM, after the kernel's
+/// opt-in to its shared memory); 0 when the device cannot say.
+inline long long st7_tma_resident() {
+  int dev = 0, sms = 0, per_sm = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+      cudaFuncSetAttribute(st7_tma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(PlaneRing::kSmem)) !=
+          cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, st7_tma_kernel, PlaneRing::kThreads, PlaneRing::kSmem) !=
+          cudaSuccess) {
+    cudaGetLastError();  // the launch that follows reports the error
+    return 0;
+  }
+  return (long long)sms * per_sm;
+}
+
+/// One block per tile and slab. The slabs of a column are as many as fill the resident blocks
+/// once (at least one, at most nz), each of walk = ceil(nz / slabs) planes; the grid holds
+/// ceil(nz / walk) slabs, which the kernel splits again as ceil(nz / slabs): no slab is empty.
+inline Plan<void (*)(const CUtensorMap, float*, int, int, int, Coefficients)> st7_tma_plan(int nx, int ny, int nz) {
+  const long long tiles = tma_ring_tiles(nx, ny), resident = st7_tma_resident();
+  long long slabs = resident > tiles ? resident / tiles : 1;
+  if (slabs > nz) slabs = nz > 0 ? nz : 1;
+  const long long walk = nz > 0 ? (nz + slabs - 1) / slabs : 1;
+  return grid_plan(st7_tma_kernel, tiles * ((nz + walk - 1) / walk), dim3(PlaneRing::kThreadsX, PlaneRing::kThreadsY),
+                   PlaneRing::kSmem);
+}
+
+/// The 7-point stencil of `in` into `out`, zero outside the grid; see stencil_common.cuh. Where
+/// TMA cannot read the grid (nx not a multiple of 4, `in` or `out` not 16-byte aligned), step 4
+/// runs.
+inline cudaError_t st7_tma(const float* in, float* out, int nx, int ny, int nz, Coefficients c,
+                           cudaStream_t stream = nullptr) {
+  using R = PlaneRing;
+  if (Args a = check_7point_args(in, out, nx, ny, nz); a != Args::launch) return args_error(a);
+  const long long dims[3] = {nx, ny, nz};
+  const int box[3] = {R::kPitch, R::kRows, 1};
+  CUtensorMap map;
+  if (!st7_vector_ok(in, out, nx) || !make_float_map(&map, in, 3, dims, box))
+    return st7_registers(in, out, nx, ny, nz, c, stream);
+  return launch(st7_tma_plan(nx, ny, nz), stream, map, out, nx, ny, nz, c);
+}
+
+}  // namespace smem::stencil
