@@ -199,22 +199,24 @@ void cluster(Visit&& visit) {
 
 /// 7-point step 6 (st7_tma_kernel), one plane of the walk: TMA writes the slot with no
 /// shared-memory instruction; each warp reads its 6 rows of this plane, then per output row the
-/// rows of the planes below and above and the x halo (lanes 0 and 31 use it).
+/// x halo (lanes 0 and 31 use it) and the rows of the planes below and above.
 template <class Visit>
 void tma_ring_step(Visit&& visit) {
   using R = st::PlaneRing;
   const int below = 0, here = 1, above = 2;
   for (int k = -1; k <= R::kRowsPerThread; ++k)
-    for (int w = 0; w < kWarps; ++w)
-      warp_words("this plane's rows (16 bytes)", Access::load, 16, w, all,
-                 [=](int t) { return R::offset(here, R::row(t / 32, k), 4 * (t % 32)); }, visit);
+    for (int p = 0; p < R::kVecs; ++p)
+      for (int w = 0; w < kWarps; ++w)
+        warp_words("this plane's rows (16 bytes)", Access::load, 16, w, all,
+                   [=](int t) { return R::offset(here, R::row(t / 32, k), R::col(p, t % 32)); }, visit);
   for (int k = 0; k < R::kRowsPerThread; ++k)
     for (int w = 0; w < kWarps; ++w) {
       warp_words("x halo (lanes 0 and 31)", Access::load, 4, w, all,
                  [=](int t) { return R::x_halo_offset(here, R::row(t / 32, k), t % 32); }, visit);
-      for (int slot : {below, above})
-        warp_words("plane below / above (16 bytes)", Access::load, 16, w, all,
-                   [=](int t) { return R::offset(slot, R::row(t / 32, k), 4 * (t % 32)); }, visit);
+      for (int p = 0; p < R::kVecs; ++p)
+        for (int slot : {below, above})
+          warp_words("plane below / above (16 bytes)", Access::load, 16, w, all,
+                     [=](int t) { return R::offset(slot, R::row(t / 32, k), R::col(p, t % 32)); }, visit);
     }
 }
 

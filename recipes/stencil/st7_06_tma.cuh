@@ -42,27 +42,34 @@
 namespace smem::stencil {
 
 //! [plane ring]
-/// Step 6's block and ring. Block: 32 x 8 threads, thread (tx, ty) owning points x0 + 4 tx ..
-/// x0 + 4 tx + 3 of rows y0 + 4 ty .. y0 + 4 ty + 3: a 128 x 32 tile, a warp per 4 rows. A slot
-/// holds one plane's box: rows -1 .. 32 (the y halo and the tile) of kPitch floats, the tile's 128
-/// points at words 4 .. 131 of a row (16-byte aligned), the x halo at words 3 and 132 (the box's
-/// 4 columns on each side make its rows whole 16-byte units).
+/// Step 6's block and ring. Block: 32 x 8 threads; thread (tx, ty) owns kVecs 16-byte vectors of
+/// each of kRowsPerThread rows: points x0 + 128 p + 4 tx .. + 3 (p < kVecs) of rows y0 + 4 ty ..
+/// y0 + 4 ty + 3, a 256 x 32 tile, a warp per 4 rows. A slot holds one plane's three boxes:
+/// the tile's columns of rows -1 .. 32 (the tile and its y halo), kTileX floats a row, then the 4
+/// columns left of the tile and the 4 right of it (x0 - 4 .. x0 - 1 and x0 + 256 .. x0 + 259: a
+/// TMA box row is a whole number of 16-byte units), kHalo floats a row.
 struct PlaneRing {
   static constexpr int kThreadsX = 32, kThreadsY = 8, kThreads = kThreadsX * kThreadsY;
-  static constexpr int kRowsPerThread = 4;
-  static constexpr int kTileX = 4 * kThreadsX, kTileY = kRowsPerThread * kThreadsY;
-  static constexpr int kPad = 4, kPitch = kTileX + 2 * kPad, kRows = kTileY + 2;
-  static constexpr unsigned kBoxBytes = kPitch * kRows * sizeof(float);
-  static constexpr int kSlotWords = (kBoxBytes + 127) / 128 * 32;  // slots 128-byte aligned, as TMA needs
-  static constexpr int kStages = 5;                                // 3 planes read, 2 in flight
+  static constexpr int kVecs = 2, kRowsPerThread = 4;
+  static constexpr int kTileX = 4 * kVecs * kThreadsX, kTileY = kRowsPerThread * kThreadsY, kRows = kTileY + 2;
+  static constexpr int kHalo = 4;
+  static constexpr int kLeft = kRows * kTileX;                        // the left halo box's first word
+  static constexpr int kRight = kLeft + (kRows * kHalo + 31) / 32 * 32;  // boxes 128-byte aligned, as TMA needs
+  static constexpr int kSlotWords = kRight + (kRows * kHalo + 31) / 32 * 32;
+  static constexpr unsigned kBoxBytes = kRows * (kTileX + 2 * kHalo) * sizeof(float);  // what lands a plane
+  static constexpr int kStages = 5;  // 3 planes read, 2 in flight
   static constexpr unsigned kSmem = kStages * kSlotWords * sizeof(float);
   /// Word of point (y0 + row, x0 + col) of the plane in `slot`: row in [-1, kTileY], col in
-  /// [-kPad, kTileX + kPad).
+  /// [-1, kTileX] (-1 and kTileX: the x halo).
   __host__ __device__ static constexpr int offset(int slot, int row, int col) {
-    return slot * kSlotWords + (row + 1) * kPitch + col + kPad;
+    return slot * kSlotWords + (col < 0         ? kLeft + (row + 1) * kHalo + kHalo - 1
+                                : col >= kTileX ? kRight + (row + 1) * kHalo
+                                                : (row + 1) * kTileX + col);
   }
   /// The tile row of thread row ty's k-th point row (k in [-1, kRowsPerThread]: with its halo).
   __host__ __device__ static constexpr int row(int ty, int k) { return kRowsPerThread * ty + k; }
+  /// The first column of lane tx's vector p.
+  __host__ __device__ static constexpr int col(int p, int tx) { return 4 * (kThreadsX * p + tx); }
   /// The x-halo word of a row that lane tx reads: lane 0 the left one, every other lane the
   /// right one (lane 31 uses it), so the warp's request touches two words.
   __host__ __device__ static constexpr int x_halo_offset(int slot, int row, int tx) {
@@ -73,9 +80,9 @@ static_assert(PlaneRing::kStages >= 4, "three planes read while at least one mor
 //! [plane ring]
 
 //! [tma ring kernel]
-__global__ void __launch_bounds__(PlaneRing::kThreads, 2)
-    st7_tma_kernel(const __grid_constant__ CUtensorMap in_map, float* __restrict__ out, int nx, int ny, int nz,
-                   Coefficients c) {
+__global__ void __launch_bounds__(PlaneRing::kThreads)
+    st7_tma_kernel(const __grid_constant__ CUtensorMap tile_map, const __grid_constant__ CUtensorMap halo_map,
+                   float* __restrict__ out, int nx, int ny, int nz, Coefficients c) {
   using R = PlaneRing;
   extern __shared__ __align__(128) float ring[];
   __shared__ std::uint64_t full[R::kStages];
@@ -88,35 +95,54 @@ __global__ void __launch_bounds__(PlaneRing::kThreads, 2)
   const int planes = z1 - z0 + 2;  // inputs z0 - 1 .. z1; input i lands in slot i % kStages
   const bool issuer = threadIdx.x == 0 && threadIdx.y == 0;
   const auto load = [&](int i) {
-    const int s = i % R::kStages;
+    const int s = i % R::kStages, z = z0 - 1 + i;
+    float* slot = ring + s * R::kSlotWords;
     mbar_arrive_expect_tx(&full[s], R::kBoxBytes);
-    tma_load_3d(ring + R::offset(s, -1, -R::kPad), &in_map, x0 - R::kPad, y0 - 1, z0 - 1 + i, &full[s]);
+    tma_load_3d(slot, &tile_map, x0, y0 - 1, z, &full[s]);
+    tma_load_3d(slot + R::kLeft, &halo_map, x0 - R::kHalo, y0 - 1, z, &full[s]);
+    tma_load_3d(slot + R::kRight, &halo_map, x0 + R::kTileX, y0 - 1, z, &full[s]);
   };
   if (issuer) {
     for (int s = 0; s < R::kStages; ++s) mbar_init(&full[s]);
     for (int i = 0; i < R::kStages && i < planes; ++i) load(i);
   }
   __syncthreads();  // the barriers are initialized before anyone waits on them
-  const int tx = threadIdx.x, ty = threadIdx.y, x = x0 + 4 * tx;
-  const auto at = [&](int slot, int row) { return *reinterpret_cast<const float4*>(ring + R::offset(slot, row, 4 * tx)); };
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const auto at = [&](int slot, int row, int p) {
+    return *reinterpret_cast<const float4*>(ring + R::offset(slot, row, R::col(p, tx)));
+  };
   mbar_wait(&full[0], 0);
   mbar_wait(&full[1], 0);
   for (int i = 0; z0 + i < z1; ++i) {  // output plane z0 + i from inputs i, i + 1, i + 2
     const int below = i % R::kStages, here = (i + 1) % R::kStages, above = (i + 2) % R::kStages;
     mbar_wait(&full[above], unsigned((i + 2) / R::kStages) & 1u);
-    float4 v[R::kRowsPerThread + 2];  // this plane's rows row(ty, -1) .. row(ty, kRowsPerThread)
+    float4 v[R::kRowsPerThread + 2][R::kVecs];  // this plane's rows row(ty, -1) .. row(ty, kRowsPerThread)
 #pragma unroll
-    for (int k = 0; k < R::kRowsPerThread + 2; ++k) v[k] = at(here, R::row(ty, k - 1));
+    for (int k = 0; k < R::kRowsPerThread + 2; ++k)
+#pragma unroll
+      for (int p = 0; p < R::kVecs; ++p) v[k][p] = at(here, R::row(ty, k - 1), p);
 #pragma unroll
     for (int k = 0; k < R::kRowsPerThread; ++k) {
       const int row = R::row(ty, k);
       const float h = ring[R::x_halo_offset(here, row, tx)];
-      float xl = __shfl_up_sync(0xffffffffu, v[k + 1].w, 1), xr = __shfl_down_sync(0xffffffffu, v[k + 1].x, 1);
-      if (tx == 0) xl = h;  // the warp's row ends: the x halo
-      if (tx == R::kThreadsX - 1) xr = h;
-      const float4 o = seven_point4(c, v[k + 1], xl, xr, v[k], v[k + 2], at(below, row), at(above, row));
-      if (y0 + row < ny && x < nx)  // nx % 4 == 0: the 4 points are all inside or all outside
-        *reinterpret_cast<float4*>(out + ((long long)(z0 + i) * ny + y0 + row) * nx + x) = o;
+      // Each lane's x neighbours beyond its vector: the lanes beside it, across the warp's ends to
+      // the next vector of the row, and the x halo at the row's ends.
+      float left[R::kVecs], right[R::kVecs];
+#pragma unroll
+      for (int p = 0; p < R::kVecs; ++p) {
+        left[p] = __shfl_sync(0xffffffffu, v[k + 1][p].w, (tx + 31) % 32);
+        right[p] = __shfl_sync(0xffffffffu, v[k + 1][p].x, (tx + 1) % 32);
+      }
+#pragma unroll
+      for (int p = 0; p < R::kVecs; ++p) {
+        const float xl = tx > 0 ? left[p] : p > 0 ? left[p - 1] : h;
+        const float xr = tx < R::kThreadsX - 1 ? right[p] : p < R::kVecs - 1 ? right[p + 1] : h;
+        const float4 o = seven_point4(c, v[k + 1][p], xl, xr, v[k][p], v[k + 2][p], at(below, row, p),
+                                      at(above, row, p));
+        const int x = x0 + R::col(p, tx);
+        if (y0 + row < ny && x < nx)  // nx % 4 == 0: the 4 points are all inside or all outside
+          *reinterpret_cast<float4*>(out + ((long long)(z0 + i) * ny + y0 + row) * nx + x) = o;
+      }
     }
     __syncthreads();  // everyone has read input i: its slot takes input i + kStages
     if (issuer && i + R::kStages < planes) load(i + R::kStages);
@@ -148,7 +174,7 @@ inline long long st7_tma_resident() {
 /// One block per tile and slab. The slabs of a column are as many as fill the resident blocks
 /// once (at least one, at most nz), each of walk = ceil(nz / slabs) planes; the grid holds
 /// ceil(nz / walk) slabs, which the kernel splits again as ceil(nz / slabs): no slab is empty.
-inline Plan<void (*)(const CUtensorMap, float*, int, int, int, Coefficients)> st7_tma_plan(int nx, int ny, int nz) {
+inline Plan<void (*)(const CUtensorMap, const CUtensorMap, float*, int, int, int, Coefficients)> st7_tma_plan(int nx, int ny, int nz) {
   const long long tiles = tma_ring_tiles(nx, ny), resident = st7_tma_resident();
   long long slabs = resident > tiles ? resident / tiles : 1;
   if (slabs > nz) slabs = nz > 0 ? nz : 1;
@@ -165,11 +191,12 @@ inline cudaError_t st7_tma(const float* in, float* out, int nx, int ny, int nz, 
   using R = PlaneRing;
   if (Args a = check_7point_args(in, out, nx, ny, nz); a != Args::launch) return args_error(a);
   const long long dims[3] = {nx, ny, nz};
-  const int box[3] = {R::kPitch, R::kRows, 1};
-  CUtensorMap map;
-  if (!st7_vector_ok(in, out, nx) || !make_float_map(&map, in, 3, dims, box))
+  const int tile_box[3] = {R::kTileX, R::kRows, 1}, halo_box[3] = {R::kHalo, R::kRows, 1};
+  CUtensorMap tile_map, halo_map;
+  if (!st7_vector_ok(in, out, nx) || !make_float_map(&tile_map, in, 3, dims, tile_box) ||
+      !make_float_map(&halo_map, in, 3, dims, halo_box))
     return st7_registers(in, out, nx, ny, nz, c, stream);
-  return launch(st7_tma_plan(nx, ny, nz), stream, map, out, nx, ny, nz, c);
+  return launch(st7_tma_plan(nx, ny, nz), stream, tile_map, halo_map, out, nx, ny, nz, c);
 }
 
 }  // namespace smem::stencil
