@@ -193,8 +193,9 @@ inline cudaError_t st7_tma(const float* in, float* out, int nx, int ny, int nz, 
   const long long dims[3] = {nx, ny, nz};
   const int tile_box[3] = {R::kTileX, R::kRows, 1}, halo_box[3] = {R::kHalo, R::kRows, 1};
   CUtensorMap tile_map, halo_map;
-  if (!st7_vector_ok(in, out, nx) || !make_float_map(&tile_map, in, 3, dims, tile_box) ||
-      !make_float_map(&halo_map, in, 3, dims, halo_box))
+  const CUtensorMapL2promotion exact = CU_TENSOR_MAP_L2_PROMOTION_NONE;  // a 16-byte halo row reads one sector
+  if (!st7_vector_ok(in, out, nx) || !make_float_map(&tile_map, in, 3, dims, tile_box, exact) ||
+      !make_float_map(&halo_map, in, 3, dims, halo_box, exact))
     return st7_registers(in, out, nx, ny, nz, c, stream);
   return launch(st7_tma_plan(nx, ny, nz), stream, tile_map, halo_map, out, nx, ny, nz, c);
 }

@@ -204,9 +204,13 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 
 /// The tensor map of a dense fp32 array of `rank` dimensions (dims[0] the fastest), read or
 /// written in boxes of box[0] x box[1] x ...; a box that reaches outside the array is filled with
-/// zeros there: the stencils' zero padding. TMA needs a 16-byte aligned base and rows of a
-/// multiple of 16 bytes; false when the array breaks that or the driver refuses it.
-inline bool make_float_map(CUtensorMap* map, const float* g, int rank, const long long* dims, const int* box) {
+/// zeros there: the stencils' zero padding. `promotion` widens each L2 miss the box causes (a
+/// box whose rows start and end inside a 256-byte line drags the rest of the line in with 256B:
+/// neighbours' bytes, which they may still read from L2; NONE reads the sectors the box covers).
+/// TMA needs a 16-byte aligned base and rows of a multiple of 16 bytes; false when the array
+/// breaks that or the driver refuses it.
+inline bool make_float_map(CUtensorMap* map, const float* g, int rank, const long long* dims, const int* box,
+                           CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
   if (encode == nullptr || rank < 1 || rank > 3 || reinterpret_cast<std::uintptr_t>(g) % 16 != 0 || dims[0] % 4 != 0)
     return false;
@@ -219,7 +223,7 @@ inline bool make_float_map(CUtensorMap* map, const float* g, int rank, const lon
     bytes *= size[i];
   }
   return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, cuuint32_t(rank), const_cast<float*>(g), size, stride, box_size,
-                unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, promotion,
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
