@@ -53,8 +53,6 @@ struct PlaneRing {
   static constexpr int kVecs = 2, kRowsPerThread = 4;
   static constexpr int kTileX = 4 * kVecs * kThreadsX, kTileY = kRowsPerThread * kThreadsY, kRows = kTileY + 2;
   static constexpr int kHalo = 4;
-  static constexpr int kBoxX = kTileX < 256 ? kTileX : 256;  // TMA boxes are at most 256 wide: the tile's columns
-  static constexpr int kBoxes = kTileX / kBoxX;              // land as kBoxes boxes of kBoxX, one after the other
   static constexpr int kLeft = kRows * kTileX;                        // the left halo box's first word
   static constexpr int kRight = kLeft + (kRows * kHalo + 31) / 32 * 32;  // boxes 128-byte aligned, as TMA needs
   static constexpr int kSlotWords = kRight + (kRows * kHalo + 31) / 32 * 32;
@@ -66,7 +64,7 @@ struct PlaneRing {
   __host__ __device__ static constexpr int offset(int slot, int row, int col) {
     return slot * kSlotWords + (col < 0         ? kLeft + (row + 1) * kHalo + kHalo - 1
                                 : col >= kTileX ? kRight + (row + 1) * kHalo
-                                                : col / kBoxX * kRows * kBoxX + (row + 1) * kBoxX + col % kBoxX);
+                                                : (row + 1) * kTileX + col);
   }
   /// The tile row of thread row ty's k-th point row (k in [-1, kRowsPerThread]: with its halo).
   __host__ __device__ static constexpr int row(int ty, int k) { return kRowsPerThread * ty + k; }
@@ -104,7 +102,7 @@ __global__ void __launch_bounds__(PlaneRing::kThreads)
     const int s = i % R::kStages, z = input_z(i);
     float* slot = ring + s * R::kSlotWords;
     mbar_arrive_expect_tx(&full[s], R::kBoxBytes);
-    for (int b = 0; b < R::kBoxes; ++b) tma_load_3d(slot + b * R::kRows * R::kBoxX, &tile_map, x0 + b * R::kBoxX, y0 - 1, z, &full[s]);
+    tma_load_3d(slot, &tile_map, x0, y0 - 1, z, &full[s]);
     tma_load_3d(slot + R::kLeft, &halo_map, x0 - R::kHalo, y0 - 1, z, &full[s]);
     tma_load_3d(slot + R::kRight, &halo_map, x0 + R::kTileX, y0 - 1, z, &full[s]);
   };
@@ -198,7 +196,7 @@ inline cudaError_t st7_tma(const float* in, float* out, int nx, int ny, int nz, 
   using R = PlaneRing;
   if (Args a = check_7point_args(in, out, nx, ny, nz); a != Args::launch) return args_error(a);
   const long long dims[3] = {nx, ny, nz};
-  const int tile_box[3] = {R::kBoxX, R::kRows, 1}, halo_box[3] = {R::kHalo, R::kRows, 1};
+  const int tile_box[3] = {R::kTileX, R::kRows, 1}, halo_box[3] = {R::kHalo, R::kRows, 1};
   CUtensorMap tile_map, halo_map;
   const CUtensorMapL2promotion exact = CU_TENSOR_MAP_L2_PROMOTION_NONE;  // a 16-byte halo row reads one sector
   if (!st7_vector_ok(in, out, nx) || !make_float_map(&tile_map, in, 3, dims, tile_box, exact) ||
