@@ -91,15 +91,11 @@ __global__ void __launch_bounds__(PlaneRing::kThreads)
   const int x0 = tile % tiles_x * R::kTileX, y0 = tile / tiles_x * R::kTileY;
   // The grid's slabs split the column evenly (see st7_tma_plan: none is empty).
   const int slabs = int(gridDim.x / unsigned(tiles)), walk = (nz + slabs - 1) / slabs;
-  const int slab = int(blockIdx.x / unsigned(tiles)), z0 = slab * walk, z1 = z0 + walk < nz ? z0 + walk : nz;
-  // Odd slabs walk down: two slabs that share their end planes read them at the same time (both
-  // at their ends, or both at their starts), so the second read finds them in L2.
-  const bool down = slab % 2 == 1;
-  const int planes = z1 - z0 + 2;  // inputs z0 - 1 .. z1; the walk's input i lands in slot i % kStages
-  const auto input_z = [&](int i) { return down ? z1 - i : z0 - 1 + i; };
+  const int z0 = int(blockIdx.x / unsigned(tiles)) * walk, z1 = z0 + walk < nz ? z0 + walk : nz;
+  const int planes = z1 - z0 + 2;  // inputs z0 - 1 .. z1; input i lands in slot i % kStages
   const bool issuer = threadIdx.x == 0 && threadIdx.y == 0;
   const auto load = [&](int i) {
-    const int s = i % R::kStages, z = input_z(i);
+    const int s = i % R::kStages, z = z0 - 1 + i;
     float* slot = ring + s * R::kSlotWords;
     mbar_arrive_expect_tx(&full[s], R::kBoxBytes);
     tma_load_3d(slot, &tile_map, x0, y0 - 1, z, &full[s]);
@@ -117,9 +113,8 @@ __global__ void __launch_bounds__(PlaneRing::kThreads)
   };
   mbar_wait(&full[0], 0);
   mbar_wait(&full[1], 0);
-  for (int i = 0; i < planes - 2; ++i) {  // output plane input_z(i + 1) from inputs i, i + 1, i + 2
+  for (int i = 0; z0 + i < z1; ++i) {  // output plane z0 + i from inputs i, i + 1, i + 2
     const int below = i % R::kStages, here = (i + 1) % R::kStages, above = (i + 2) % R::kStages;
-    const long long z = input_z(i + 1);  // "below" and "above" swap on a walk down: the update is symmetric in z
     mbar_wait(&full[above], unsigned((i + 2) / R::kStages) & 1u);
     float4 v[R::kRowsPerThread + 2][R::kVecs];  // this plane's rows row(ty, -1) .. row(ty, kRowsPerThread)
 #pragma unroll
@@ -146,7 +141,7 @@ __global__ void __launch_bounds__(PlaneRing::kThreads)
                                       at(above, row, p));
         const int x = x0 + R::col(p, tx);
         if (y0 + row < ny && x < nx)  // nx % 4 == 0: the 4 points are all inside or all outside
-          *reinterpret_cast<float4*>(out + (z * ny + y0 + row) * nx + x) = o;
+          *reinterpret_cast<float4*>(out + ((long long)(z0 + i) * ny + y0 + row) * nx + x) = o;
       }
     }
     __syncthreads();  // everyone has read input i: its slot takes input i + kStages
