@@ -1,29 +1,32 @@
 /// \file st7_06_tma.cuh
-/// \brief 7-point step 6 (Hopper, sm_90): TMA streams each plane of a taller tile, halo included,
-/// into a ring of shared slots, several planes ahead, and one block walks a long slab.
+/// \brief 7-point step 6 (Hopper, sm_90): TMA streams each plane of a wider and taller tile, its
+/// halo included, into a ring of shared slots several planes ahead, and a block walks a long slab.
 ///
 /// What changes from step 4, and why it is faster:
-/// - The loads. Step 4's threads load their next plane into registers, 16 to 32 bytes a thread
-///   in flight, and stage it in shared memory. Here one thread asks the TMA unit for each plane
-///   as one box of a 3D tensor map, (128 + 8) x (32 + 2) floats: the tile with its x and y halo,
-///   with zeros wherever the box reaches outside the grid (the padding, for free). The boxes land
-///   in a ring of kStages slots, each on its own mbarrier, and the ring runs kStages - 3 planes
-///   ahead of the three planes (below, this, above) that the threads read: kilobytes in flight
-///   per block without one register, which a GPU of more bandwidth needs to stay busy.
-/// - The bytes. A warp row of step 4's 128 x 8 tile reads 18 sectors for 16 of its own and its
-///   tile 10 rows for 8, and every L2 sector it reads crosses the GPU's L2 fabric as often as the
-///   output it writes: the halo is what makes a stencil slower than a copy of the same bytes.
-///   The 128 x 32 tile (each thread owns 4 points of 4 rows) reads 34 rows for 32, and no
-///   register limit shortens it, as the ring holds it instead of the threads.
-/// - The walk. A block walks as many planes as leave the grid one wave of resident blocks (all
-///   of a column's planes when a plane's tiles alone fill the GPU): the two planes beyond a
-///   slab's ends, which another block reads too, are two per slab, and the last wave is full.
+/// - The bytes. Both steps are limited by L2, not DRAM: every sector a block reads from L2, its
+///   own or a neighbour's halo, costs L2 and fabric bandwidth as an output sector does, and a
+///   copy of the same bytes already keeps L2 near its limit. Step 4's 128 x 8 tile reads 10 rows
+///   for 8, and 18 sectors for the 16 of a row (one 4-byte halo value costs a 32-byte sector).
+///   Here the tile is 256 x 32 (each thread owns 2 vectors of 4 points in each of 4 rows): 34 rows
+///   for 32, and 34 sectors for 32 a row.
+/// - The loads. One thread asks the TMA unit for each plane as three boxes of 3D tensor maps:
+///   the tile's 256 columns of rows -1 .. 32, and the 4 columns on each side for the x halo (a box
+///   row is a whole number of 16-byte units). TMA fills with zeros wherever a box reaches outside
+///   the grid: the padding, for free, and no read there. The maps do not promote L2 misses to
+///   256-byte lines, which would drag 256 bytes in for each 16-byte halo row. The boxes land in a
+///   ring of kStages slots, each on its own mbarrier, running kStages - 3 planes ahead of the
+///   three planes (below, this, above) the threads read: tens of kilobytes in flight per block
+///   without a register, where step 4 kept 16 to 32 bytes a thread in flight.
 /// - The z neighbours are read from the ring (the slots of planes z - 1 and z + 1) instead of
 ///   rotating through registers: every value a thread needs is in shared memory already.
+/// - The walk. A block walks as many planes as leave the grid one wave of resident blocks (a
+///   whole column when a plane's tiles alone fill the GPU): the two planes beyond a slab's ends,
+///   which another block reads too, are two per slab, and no last wave runs part-empty.
 ///
 /// TMA needs nx a multiple of 4 and `in` and `out` 16-byte aligned (a tensor map's rows are whole
-/// 16-byte units); for any other grid the launcher runs step 4. TMA needs sm_90: a build for an
-/// older architecture stops here with one message.
+/// 16-byte units); for any other grid the launcher runs step 4. A grid narrower than the tile
+/// leaves lanes idle (nx = 64 uses a quarter of them). TMA needs sm_90: a build for an older
+/// architecture stops here with one message.
 ///
 /// Bank conflicts: every warp reads rows of 32 consecutive 16-byte vectors, and lanes 0 and 31
 /// read the x halo in one request (two words, two banks); TMA's own writes take no part in the
