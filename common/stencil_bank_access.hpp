@@ -65,15 +65,16 @@ void cached_halo(int r, Visit&& visit) {
         }
 }
 
-/// Convolution steps 5 and 6, one tile: each thread's window loads, row by row.
-template <int R, class Visit>
+/// Convolution steps 5 and 6, one tile: each thread's window loads, row by row, at the words
+/// Map::window_offset gives (step 5's map, or step 6's three boxes).
+template <int R, class Map = st::CoarseShape<R>, class Visit>
 void coarsened_windows(Visit&& visit) {
   using S = st::CoarseShape<R>;
   for (int ir = 0; ir < S::kRows + 2 * R; ++ir)
     for (int q = 0; q < S::kWindow; ++q)
       for (int w = 0; w < kWarps; ++w)
         warp_words("window load (16 bytes)", Access::load, 16, w, all,
-                   [=](int t) { return S::window_offset(t % 32, w, ir, q); }, visit);
+                   [=](int t) { return Map::window_offset(t % 32, w, ir, q); }, visit);
 }
 
 /// Convolution step 5 (conv2d_coarsened_kernel<R>): the tile's 16-byte stores, then the windows.
@@ -92,7 +93,7 @@ void coarsened(Visit&& visit) {
 template <int R, class Visit>
 void tma_tile(Visit&& visit) {
   using S = st::CoarseShape<R>;
-  coarsened_windows<R>(visit);
+  coarsened_windows<R, st::TmaTile<R>>(visit);
   for (int oy = 0; oy < S::kRows; ++oy)
     for (int w = 0; w < kWarps; ++w)
       warp_words("stage the outputs (16 bytes)", Access::store, 16, w, all,

@@ -62,9 +62,10 @@ struct CoarseShape {
 //! [coarsened map]
 
 //! [coarsened compute]
-/// The thread's 8 x 4 outputs from the tile in shared memory (corner (y0 - R, x0 - kPad)).
+/// The thread's 8 x 4 outputs from the tile in shared memory (corner (y0 - R, x0 - kPad)), whose
+/// window vectors `Map::window_offset` finds (step 6 lays the same tile out as three boxes).
 /// Input row ir of the thread's block feeds output rows ir - 2R .. ir (tap row ir - oy).
-template <int R>
+template <int R, class Map = CoarseShape<R>>
 __device__ inline void coarsened_outputs(const float* tile, float (&acc)[CoarseShape<R>::kRows][CoarseShape<R>::kCols]) {
   using S = CoarseShape<R>;
   constexpr int K = 2 * R + 1;
@@ -78,7 +79,7 @@ __device__ inline void coarsened_outputs(const float* tile, float (&acc)[CoarseS
     float w[4 * S::kWindow];
 #pragma unroll
     for (int q = 0; q < S::kWindow; ++q) {
-      const float4 f = *reinterpret_cast<const float4*>(tile + S::window_offset(tx, ty, ir, q));
+      const float4 f = *reinterpret_cast<const float4*>(tile + Map::window_offset(tx, ty, ir, q));
       w[4 * q] = f.x, w[4 * q + 1] = f.y, w[4 * q + 2] = f.z, w[4 * q + 3] = f.w;
     }
 #pragma unroll
