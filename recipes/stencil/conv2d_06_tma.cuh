@@ -140,9 +140,10 @@ inline bool conv2d_tma_maps(CUtensorMap* in_map, CUtensorMap* halo_map, CUtensor
   static_assert(CoarseShape<8>::kPad == 8 && CoarseShape<8>::kInRows == S::kTileH + 2 * 8);
   const long long dims[2] = {width, height};
   const int tile_box[2] = {S::kTileW, S::kTileH + 2 * radius}, halo_box[2] = {pad, S::kTileH + 2 * radius};
+  const int out_box[2] = {S::kTileW, S::kTileH};
   const CUtensorMapL2promotion exact = CU_TENSOR_MAP_L2_PROMOTION_NONE;
-  return make_float_map(in_map, in, 2, dims, tile_box, exact) && make_float_map(halo_map, in, 2, dims, halo_box, exact) &&
-         make_image_map(out_map, out, height, width, S::kTileH, S::kTileW);
+  return make_float_map(in_map, in, 2, dims, tile_box, exact) &&
+         make_float_map(halo_map, in, 2, dims, halo_box, exact) && make_float_map(out_map, out, 2, dims, out_box);
 }
 
 /// out = in convolved with the (2r + 1)^2 filter at `filter`, zero padding; see stencil_common.cuh.

@@ -227,14 +227,6 @@ inline bool make_float_map(CUtensorMap* map, const float* g, int rank, const lon
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-/// The tensor map of a row-major image (height rows of width floats), in boxes of box_w x box_h.
-inline bool make_image_map(CUtensorMap* map, const float* g, long long height, long long width, int box_h,
-                           int box_w) {
-  const long long dims[2] = {width, height};
-  const int box[2] = {box_w, box_h};
-  return make_float_map(map, g, 2, dims, box);
-}
-
 __device__ __forceinline__ unsigned smem_u32(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
 
 /// An mbarrier whose phase completes when one thread has arrived and every byte it announced has
