@@ -55,10 +55,8 @@ struct PlaneRing {
   static constexpr int kThreadsX = 32, kThreadsY = 8, kThreads = kThreadsX * kThreadsY;
   static constexpr int kVecs = 2, kRowsPerThread = 4;
   static constexpr int kTileX = 4 * kVecs * kThreadsX, kTileY = kRowsPerThread * kThreadsY, kRows = kTileY + 2;
-  static constexpr int kHalo = 4;
-  static constexpr int kLeft = kRows * kTileX;                        // the left halo box's first word
-  static constexpr int kRight = kLeft + (kRows * kHalo + 31) / 32 * 32;  // boxes 128-byte aligned, as TMA needs
-  static constexpr int kSlotWords = kRight + (kRows * kHalo + 31) / 32 * 32;
+  static constexpr int kHalo = 4, kHaloWords = (kRows * kHalo + 31) / 32 * 32;  // boxes 128-byte aligned, as TMA needs
+  static constexpr int kLeft = kRows * kTileX, kRight = kLeft + kHaloWords, kSlotWords = kRight + kHaloWords;
   static constexpr unsigned kBoxBytes = kRows * (kTileX + 2 * kHalo) * sizeof(float);  // what lands a plane
   static constexpr int kStages = 5;  // 3 planes read, 2 in flight
   static constexpr unsigned kSmem = kStages * kSlotWords * sizeof(float);
@@ -177,7 +175,10 @@ inline long long st7_tma_resident() {
 /// One block per tile and slab. The slabs of a column are as many as fill the resident blocks
 /// once (at least one, at most nz), each of walk = ceil(nz / slabs) planes; the grid holds
 /// ceil(nz / walk) slabs, which the kernel splits again as ceil(nz / slabs): no slab is empty.
-inline Plan<void (*)(const CUtensorMap, const CUtensorMap, float*, int, int, int, Coefficients)> st7_tma_plan(int nx, int ny, int nz) {
+/// The kernel of step 6: (maps of `in`'s tile and halo boxes, out, nx, ny, nz, coefficients).
+using TmaSt7Kernel = void (*)(const CUtensorMap, const CUtensorMap, float*, int, int, int, Coefficients);
+
+inline Plan<TmaSt7Kernel> st7_tma_plan(int nx, int ny, int nz) {
   const long long tiles = tma_ring_tiles(nx, ny), resident = st7_tma_resident();
   long long slabs = resident > tiles ? resident / tiles : 1;
   if (slabs > nz) slabs = nz > 0 ? nz : 1;
