@@ -2,7 +2,7 @@
 //
 // Every warp-wide shared-memory request of the stencil kernels for one block, written once from
 // the kernels' own maps (halo_offset, output_tile_offset, CoarseShape, box3d_offset, ring_offset,
-// RegisterPlane, PlaneRing); see bank_access.hpp for how the tests and the docs use them. A block
+// RegisterPlane, PlaneSlab); see bank_access.hpp for how the tests and the docs use them. A block
 // of 32 x 8 threads (32 x 4 x 4 for box3d) is warp w = threadIdx.y (w = threadIdx.z * 4 + threadIdx.y),
 // lane l = threadIdx.x. Requests in which no lane takes part are left out, as the SASS-level
 // counters leave them out.
@@ -198,12 +198,12 @@ void cluster(Visit&& visit) {
   }
 }
 
-/// 7-point step 6 (st7_tma_kernel), one plane of the walk: TMA writes the slot with no
+/// 7-point step 6 (st7_tma_kernel), one output plane of a slab: TMA writes the slots with no
 /// shared-memory instruction; each warp reads its 6 rows of this plane, then per output row the
 /// x halo (lanes 0 and 31 use it) and the rows of the planes below and above.
 template <class Visit>
-void tma_ring_step(Visit&& visit) {
-  using R = st::PlaneRing;
+void tma_slab_step(Visit&& visit) {
+  using R = st::PlaneSlab;
   const int below = 0, here = 1, above = 2;
   for (int k = -1; k <= R::kRowsPerThread; ++k)
     for (int p = 0; p < R::kVecs; ++p)

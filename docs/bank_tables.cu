@@ -177,7 +177,7 @@ void stencil_rows() {
   kernel_rows("7-point 03 `st7_planes`", "float", [](auto&& v) { sta::planes_step(v); });
   kernel_rows("7-point 04 `st7_registers`", "float", [](auto&& v) { sta::registers_step(v); });
   kernel_rows("7-point 05 `st7_cluster`", "float", [](auto&& v) { sta::cluster(v); });
-  kernel_rows("7-point 06 `st7_tma`", "float", [](auto&& v) { sta::tma_ring_step(v); });
+  kernel_rows("7-point 06 `st7_tma`", "float", [](auto&& v) { sta::tma_slab_step(v); });
 }
 
 void tc_gemm_rows() {

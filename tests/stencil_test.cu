@@ -185,7 +185,7 @@ std::optional<smem::test::BankPrediction> stencil_bank_prediction(const std::str
   if (variant == "st7_planes") return predict([](auto&& v) { sa::planes_step(v); });
   if (variant == "st7_registers") return predict([](auto&& v) { sa::registers_step(v); });
   if (variant == "st7_cluster") return predict([](auto&& v) { sa::cluster(v); });
-  if (variant == "st7_tma") return predict([](auto&& v) { sa::tma_ring_step(v); });
+  if (variant == "st7_tma") return predict([](auto&& v) { sa::tma_slab_step(v); });
   if (variant == "conv2d_tma") return predict([](auto&& v) { sa::tma_tile<2>(v); });
   if (variant.find("naive") != std::string::npos || variant == "conv2d_constant")
     return smem::test::BankPrediction{};  // no shared memory
@@ -287,7 +287,7 @@ TEST_SUITE("host") {
     CHECK(conflict_free([](auto&& v) { sa::coarsened<8>(v); }));
     CHECK(conflict_free([](auto&& v) { sa::smem_3d(v); }));
     CHECK(conflict_free([](auto&& v) { sa::planes_step(v); }));
-    CHECK(conflict_free([](auto&& v) { sa::tma_ring_step(v); }));
+    CHECK(conflict_free([](auto&& v) { sa::tma_slab_step(v); }));
     CHECK(conflict_free([](auto&& v) { sa::update4("rows", v); }));
     // The x halo's 16 words: rows r at r * kPitch + 3 and r * kPitch + 132, kPitch = 136 = 8 mod 32:
     // rows r and r + 4 share a bank.

@@ -44,6 +44,7 @@ PROFILES = {
     "reduction-tune": ("lines", "reduction_tune.txt", "tune_", "picked"),
     "gemm-tune": ("lines", "gemm_tune.log", "TFLOP/s", "  n =  8192"),
     "stencil-st7-tiles": ("lines", "stencil_st7_tiles.txt", "[8:32]", "["),
+    "stencil-st7-walks": ("lines", "stencil_st7_walks.txt", "[walk 1]", "["),
     "scan-tiles": ("lines", "scan_tiles.txt", "[128:10]", "["),
 }
 

@@ -1,6 +1,6 @@
 /// \file st7_06_tma.cuh
-/// \brief 7-point step 6 (Hopper, sm_90): TMA streams each plane of a wider and taller tile, its
-/// halo included, into a ring of shared slots several planes ahead, and a block walks a long slab.
+/// \brief 7-point step 6 (Hopper, sm_90): TMA brings a wider and taller tile of five planes, its
+/// halo included, into shared memory at once, and a block computes the three planes between.
 ///
 /// What changes from step 4, and why it is faster:
 /// - The bytes. Both steps are limited by L2, not DRAM: every sector a block reads from L2, its
@@ -13,15 +13,18 @@
 ///   the tile's 256 columns of rows -1 .. 32, and the 4 columns on each side for the x halo (a box
 ///   row is a whole number of 16-byte units). TMA fills with zeros wherever a box reaches outside
 ///   the grid: the padding, for free, and no read there. The maps do not promote L2 misses to
-///   256-byte lines, which would drag 256 bytes in for each 16-byte halo row. The boxes land in a
-///   ring of kStages slots, each on its own mbarrier, running kStages - 3 planes ahead of the
-///   three planes (below, this, above) the threads read: tens of kilobytes in flight per block
-///   without a register, where step 4 kept 16 to 32 bytes a thread in flight.
-/// - The z neighbours are read from the ring (the slots of planes z - 1 and z + 1) instead of
-///   rotating through registers: every value a thread needs is in shared memory already.
-/// - The walk. A block walks as many planes as leave the grid one wave of resident blocks (a
-///   whole column when a plane's tiles alone fill the GPU): the two planes beyond a slab's ends,
-///   which another block reads too, are two per slab, and no last wave runs part-empty.
+///   256-byte lines, which would drag 256 bytes in for each 16-byte halo row. All five planes
+///   are asked for at once, each landing in its own slot on its own mbarrier: 180 kilobytes in
+///   flight per block without a register, where step 4 kept 16 to 32 bytes a thread in flight.
+///   No slot is reused, so the threads never wait for one another.
+/// - The z neighbours are read from the slots of planes z - 1 and z + 1 instead of rotating
+///   through registers: every value a thread needs is in shared memory already.
+/// - The walk is short, kWalk = 3 planes, and the blocks of a plane's tiles are numbered next to
+///   each other: the blocks running at any moment cover a few consecutive planes, and the grid
+///   sweeps the arrays from the first plane to the last as a copy kernel does. DRAM serves such a
+///   front faster than the scattered streams of long slabs walked side by side. The two planes
+///   beyond a slab's ends are read again by the slab next to it, which runs at the same time: L2
+///   serves them, and DRAM reads each input byte once.
 ///
 /// TMA needs nx a multiple of 4 and `in` and `out` 16-byte aligned (a tensor map's rows are whole
 /// 16-byte units); for any other grid the launcher runs step 4. A grid narrower than the tile
@@ -44,22 +47,22 @@
 
 namespace smem::stencil {
 
-//! [plane ring]
-/// Step 6's block and ring. Block: 32 x 8 threads; thread (tx, ty) owns kVecs 16-byte vectors of
+//! [plane slab]
+/// Step 6's block and slots. Block: 32 x 8 threads; thread (tx, ty) owns kVecs 16-byte vectors of
 /// each of kRowsPerThread rows: points x0 + 128 p + 4 tx .. + 3 (p < kVecs) of rows y0 + 4 ty ..
-/// y0 + 4 ty + 3, a 256 x 32 tile, a warp per 4 rows. A slot holds one plane's three boxes:
-/// the tile's columns of rows -1 .. 32 (the tile and its y halo), kTileX floats a row, then the 4
-/// columns left of the tile and the 4 right of it (x0 - 4 .. x0 - 1 and x0 + 256 .. x0 + 259: a
-/// TMA box row is a whole number of 16-byte units), kHalo floats a row.
-struct PlaneRing {
+/// y0 + 4 ty + 3, a 256 x 32 tile, a warp per 4 rows, in kWalk planes. A slot holds one input
+/// plane's three boxes: the tile's columns of rows -1 .. 32 (the tile and its y halo), kTileX
+/// floats a row, then the 4 columns left of the tile and the 4 right of it (x0 - 4 .. x0 - 1 and
+/// x0 + 256 .. x0 + 259: a TMA box row is a whole number of 16-byte units), kHalo floats a row.
+struct PlaneSlab {
   static constexpr int kThreadsX = 32, kThreadsY = 8, kThreads = kThreadsX * kThreadsY;
   static constexpr int kVecs = 2, kRowsPerThread = 4;
   static constexpr int kTileX = 4 * kVecs * kThreadsX, kTileY = kRowsPerThread * kThreadsY, kRows = kTileY + 2;
   static constexpr int kHalo = 4, kHaloWords = (kRows * kHalo + 31) / 32 * 32;  // boxes 128-byte aligned, as TMA needs
   static constexpr int kLeft = kRows * kTileX, kRight = kLeft + kHaloWords, kSlotWords = kRight + kHaloWords;
   static constexpr unsigned kBoxBytes = kRows * (kTileX + 2 * kHalo) * sizeof(float);  // what lands a plane
-  static constexpr int kStages = 5;  // 3 planes read, 2 in flight
-  static constexpr unsigned kSmem = kStages * kSlotWords * sizeof(float);
+  static constexpr int kWalk = 3, kPlanes = kWalk + 2;  // output planes of a block; input planes (slots)
+  static constexpr unsigned kSmem = kPlanes * kSlotWords * sizeof(float);
   /// Word of point (y0 + row, x0 + col) of the plane in `slot`: row in [-1, kTileY], col in
   /// [-1, kTileX] (-1 and kTileX: the x halo).
   __host__ __device__ static constexpr int offset(int slot, int row, int col) {
@@ -77,114 +80,85 @@ struct PlaneRing {
     return offset(slot, row, tx == 0 ? -1 : kTileX);
   }
 };
-static_assert(PlaneRing::kStages >= 4, "three planes read while at least one more is in flight");
-//! [plane ring]
+//! [plane slab]
 
-//! [tma ring kernel]
-__global__ void __launch_bounds__(PlaneRing::kThreads)
+//! [tma slab kernel]
+__global__ void __launch_bounds__(PlaneSlab::kThreads)
     st7_tma_kernel(const __grid_constant__ CUtensorMap tile_map, const __grid_constant__ CUtensorMap halo_map,
                    float* __restrict__ out, int nx, int ny, int nz, Coefficients c) {
-  using R = PlaneRing;
-  extern __shared__ __align__(128) float ring[];
-  __shared__ std::uint64_t full[R::kStages];
-  const int tiles_x = (nx + R::kTileX - 1) / R::kTileX, tiles = tiles_x * ((ny + R::kTileY - 1) / R::kTileY);
-  const int tile = int(blockIdx.x % unsigned(tiles));
-  const int x0 = tile % tiles_x * R::kTileX, y0 = tile / tiles_x * R::kTileY;
-  // The grid's slabs split the column evenly (see st7_tma_plan: none is empty).
-  const int slabs = int(gridDim.x / unsigned(tiles)), walk = (nz + slabs - 1) / slabs;
-  const int z0 = int(blockIdx.x / unsigned(tiles)) * walk, z1 = z0 + walk < nz ? z0 + walk : nz;
-  const int planes = z1 - z0 + 2;  // inputs z0 - 1 .. z1; input i lands in slot i % kStages
-  const bool issuer = threadIdx.x == 0 && threadIdx.y == 0;
-  const auto load = [&](int i) {
-    const int s = i % R::kStages, z = z0 - 1 + i;
-    float* slot = ring + s * R::kSlotWords;
-    mbar_arrive_expect_tx(&full[s], R::kBoxBytes);
-    tma_load_3d(slot, &tile_map, x0, y0 - 1, z, &full[s]);
-    tma_load_3d(slot + R::kLeft, &halo_map, x0 - R::kHalo, y0 - 1, z, &full[s]);
-    tma_load_3d(slot + R::kRight, &halo_map, x0 + R::kTileX, y0 - 1, z, &full[s]);
-  };
-  if (issuer) {
-    for (int s = 0; s < R::kStages; ++s) mbar_init(&full[s]);
-    for (int i = 0; i < R::kStages && i < planes; ++i) load(i);
+  using S = PlaneSlab;
+  extern __shared__ __align__(128) float slots[];
+  __shared__ std::uint64_t full[S::kPlanes];
+  const int tiles_x = (nx + S::kTileX - 1) / S::kTileX, tiles = tiles_x * ((ny + S::kTileY - 1) / S::kTileY);
+  const int tile = int(blockIdx.x % unsigned(tiles));  // the tiles of a slab are consecutive blocks
+  const int x0 = tile % tiles_x * S::kTileX, y0 = tile / tiles_x * S::kTileY;
+  const int z0 = int(blockIdx.x / unsigned(tiles)) * S::kWalk, outputs = nz - z0 < S::kWalk ? nz - z0 : S::kWalk;
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    for (int i = 0; i < outputs + 2; ++i) mbar_init(&full[i]);
+    for (int i = 0; i < outputs + 2; ++i) {  // input plane z0 - 1 + i into slot i, all at once
+      float* slot = slots + i * S::kSlotWords;
+      mbar_arrive_expect_tx(&full[i], S::kBoxBytes);
+      tma_load_3d(slot, &tile_map, x0, y0 - 1, z0 - 1 + i, &full[i]);
+      tma_load_3d(slot + S::kLeft, &halo_map, x0 - S::kHalo, y0 - 1, z0 - 1 + i, &full[i]);
+      tma_load_3d(slot + S::kRight, &halo_map, x0 + S::kTileX, y0 - 1, z0 - 1 + i, &full[i]);
+    }
   }
   __syncthreads();  // the barriers are initialized before anyone waits on them
   const int tx = threadIdx.x, ty = threadIdx.y;
   const auto at = [&](int slot, int row, int p) {
-    return *reinterpret_cast<const float4*>(ring + R::offset(slot, row, R::col(p, tx)));
+    return *reinterpret_cast<const float4*>(slots + S::offset(slot, row, S::col(p, tx)));
   };
   mbar_wait(&full[0], 0);
   mbar_wait(&full[1], 0);
-  for (int i = 0; z0 + i < z1; ++i) {  // output plane z0 + i from inputs i, i + 1, i + 2
-    const int below = i % R::kStages, here = (i + 1) % R::kStages, above = (i + 2) % R::kStages;
-    mbar_wait(&full[above], unsigned((i + 2) / R::kStages) & 1u);
-    float4 v[R::kRowsPerThread + 2][R::kVecs];  // this plane's rows row(ty, -1) .. row(ty, kRowsPerThread)
+  for (int i = 0; i < outputs; ++i) {  // output plane z0 + i from inputs i, i + 1, i + 2
+    const int below = i, here = i + 1, above = i + 2;
+    mbar_wait(&full[above], 0);
+    float4 v[S::kRowsPerThread + 2][S::kVecs];  // this plane's rows row(ty, -1) .. row(ty, kRowsPerThread)
 #pragma unroll
-    for (int k = 0; k < R::kRowsPerThread + 2; ++k)
+    for (int k = 0; k < S::kRowsPerThread + 2; ++k)
 #pragma unroll
-      for (int p = 0; p < R::kVecs; ++p) v[k][p] = at(here, R::row(ty, k - 1), p);
+      for (int p = 0; p < S::kVecs; ++p) v[k][p] = at(here, S::row(ty, k - 1), p);
 #pragma unroll
-    for (int k = 0; k < R::kRowsPerThread; ++k) {
-      const int row = R::row(ty, k);
-      const float h = ring[R::x_halo_offset(here, row, tx)];
+    for (int k = 0; k < S::kRowsPerThread; ++k) {
+      const int row = S::row(ty, k);
+      const float h = slots[S::x_halo_offset(here, row, tx)];
       // Each lane's x neighbours beyond its vector: the lanes beside it, across the warp's ends to
       // the next vector of the row, and the x halo at the row's ends.
-      float left[R::kVecs], right[R::kVecs];
+      float left[S::kVecs], right[S::kVecs];
 #pragma unroll
-      for (int p = 0; p < R::kVecs; ++p) {
+      for (int p = 0; p < S::kVecs; ++p) {
         left[p] = __shfl_sync(0xffffffffu, v[k + 1][p].w, (tx + 31) % 32);
         right[p] = __shfl_sync(0xffffffffu, v[k + 1][p].x, (tx + 1) % 32);
       }
 #pragma unroll
-      for (int p = 0; p < R::kVecs; ++p) {
+      for (int p = 0; p < S::kVecs; ++p) {
         const float xl = tx > 0 ? left[p] : p > 0 ? left[p - 1] : h;
-        const float xr = tx < R::kThreadsX - 1 ? right[p] : p < R::kVecs - 1 ? right[p + 1] : h;
+        const float xr = tx < S::kThreadsX - 1 ? right[p] : p < S::kVecs - 1 ? right[p + 1] : h;
         const float4 o = seven_point4(c, v[k + 1][p], xl, xr, v[k][p], v[k + 2][p], at(below, row, p),
                                       at(above, row, p));
-        const int x = x0 + R::col(p, tx);
+        const int x = x0 + S::col(p, tx);
         if (y0 + row < ny && x < nx)  // nx % 4 == 0: the 4 points are all inside or all outside
           *reinterpret_cast<float4*>(out + ((long long)(z0 + i) * ny + y0 + row) * nx + x) = o;
       }
     }
-    __syncthreads();  // everyone has read input i: its slot takes input i + kStages
-    if (issuer && i + R::kStages < planes) load(i + R::kStages);
   }
 }
-//! [tma ring kernel]
+//! [tma slab kernel]
 
 /// Tiles of a plane in step 6.
-__host__ __device__ constexpr long long tma_ring_tiles(int nx, int ny) {
-  return tile_count(nx, ny, PlaneRing::kTileX, PlaneRing::kTileY);
+__host__ __device__ constexpr long long tma_slab_tiles(int nx, int ny) {
+  return tile_count(nx, ny, PlaneSlab::kTileX, PlaneSlab::kTileY);
 }
 
-/// Blocks of step 6 the current device holds at once (SMs x blocks per SM, after the kernel's
-/// opt-in to its shared memory); 0 when the device cannot say.
-inline long long st7_tma_resident() {
-  int dev = 0, sms = 0, per_sm = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-      cudaFuncSetAttribute(st7_tma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(PlaneRing::kSmem)) !=
-          cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, st7_tma_kernel, PlaneRing::kThreads, PlaneRing::kSmem) !=
-          cudaSuccess) {
-    cudaGetLastError();  // the launch that follows reports the error
-    return 0;
-  }
-  return (long long)sms * per_sm;
-}
-
-/// One block per tile and slab. The slabs of a column are as many as fill the resident blocks
-/// once (at least one, at most nz), each of walk = ceil(nz / slabs) planes; the grid holds
-/// ceil(nz / walk) slabs, which the kernel splits again as ceil(nz / slabs): no slab is empty.
 /// The kernel of step 6: (maps of `in`'s tile and halo boxes, out, nx, ny, nz, coefficients).
 using TmaSt7Kernel = void (*)(const CUtensorMap, const CUtensorMap, float*, int, int, int, Coefficients);
 
+/// One block per tile and slab of kWalk planes (the last slab may be shorter), a plane's tiles
+/// first: block b is tile b % tiles of slab b / tiles.
 inline Plan<TmaSt7Kernel> st7_tma_plan(int nx, int ny, int nz) {
-  const long long tiles = tma_ring_tiles(nx, ny), resident = st7_tma_resident();
-  long long slabs = resident > tiles ? resident / tiles : 1;
-  if (slabs > nz) slabs = nz > 0 ? nz : 1;
-  const long long walk = nz > 0 ? (nz + slabs - 1) / slabs : 1;
-  return grid_plan(st7_tma_kernel, tiles * ((nz + walk - 1) / walk), dim3(PlaneRing::kThreadsX, PlaneRing::kThreadsY),
-                   PlaneRing::kSmem);
+  using S = PlaneSlab;
+  return grid_plan(st7_tma_kernel, tma_slab_tiles(nx, ny) * ((nz + S::kWalk - 1) / S::kWalk),
+                   dim3(S::kThreadsX, S::kThreadsY), S::kSmem);
 }
 
 /// The 7-point stencil of `in` into `out`, zero outside the grid; see stencil_common.cuh. Where
@@ -192,10 +166,10 @@ inline Plan<TmaSt7Kernel> st7_tma_plan(int nx, int ny, int nz) {
 /// runs.
 inline cudaError_t st7_tma(const float* in, float* out, int nx, int ny, int nz, Coefficients c,
                            cudaStream_t stream = nullptr) {
-  using R = PlaneRing;
+  using S = PlaneSlab;
   if (Args a = check_7point_args(in, out, nx, ny, nz); a != Args::launch) return args_error(a);
   const long long dims[3] = {nx, ny, nz};
-  const int tile_box[3] = {R::kTileX, R::kRows, 1}, halo_box[3] = {R::kHalo, R::kRows, 1};
+  const int tile_box[3] = {S::kTileX, S::kRows, 1}, halo_box[3] = {S::kHalo, S::kRows, 1};
   CUtensorMap tile_map, halo_map;
   const CUtensorMapL2promotion exact = CU_TENSOR_MAP_L2_PROMOTION_NONE;  // a 16-byte halo row reads one sector
   if (!st7_vector_ok(in, out, nx) || !make_float_map(&tile_map, in, 3, dims, tile_box, exact) ||

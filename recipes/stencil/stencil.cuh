@@ -48,7 +48,7 @@
   X(5, st7_cluster, "st7_05_cluster.cuh",                                                                   \
     "Hopper cluster: slabs hand their end planes to each other through distributed shared memory.") \
   X(6, st7_tma, "st7_06_tma.cuh",                                                                           \
-    "Hopper TMA: 256 x 32 tiles and their halo stream into a ring of shared planes; slabs fill one wave.")
+    "Hopper TMA: five planes of a 256 x 32 tile and its halo land at once; a block computes three.")
 
 /// The family's step list: both ladders.
 #define SMEM_STENCIL_STEPS(X) SMEM_CONV2D_STEPS(X) SMEM_STENCIL7_STEPS(X)

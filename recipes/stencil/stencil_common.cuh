@@ -113,10 +113,15 @@ Plan<Kernel> grid_plan(Kernel kernel, long long blocks, dim3 block, unsigned sme
   return {blocks <= 0x7fffffffLL ? kernel : nullptr, dim3(unsigned(blocks)), block, smem};
 }
 
-/// Launches a plan with the kernel's arguments; cudaErrorInvalidValue for a null kernel.
+/// Launches a plan with the kernel's arguments: cudaErrorInvalidValue for a null kernel; above
+/// 48 KB of dynamic shared memory the kernel opts in first (per device, cheap to repeat).
 template <class Kernel, class... A>
 cudaError_t launch(const Plan<Kernel>& p, cudaStream_t stream, A... args) {
   if (p.kernel == nullptr) return cudaErrorInvalidValue;
+  if (p.smem > 48u * 1024u)
+    if (cudaError_t e = cudaFuncSetAttribute(p.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(p.smem));
+        e != cudaSuccess)
+      return e;
   p.kernel<<<p.grid, p.block, p.smem, stream>>>(args...);
   return cudaGetLastError();
 }
