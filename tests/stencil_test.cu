@@ -333,7 +333,7 @@ TEST_SUITE("gpu") {
 
   TEST_CASE("7-point: every variant, odd sizes, a 128^3 grid") {
     for (auto [nx, ny, nz] : {std::tuple{1, 1, 1}, {3, 5, 7}, {33, 17, 65}, {1, 1, 100}, {100, 1, 1}, {1, 100, 1},
-                              {132, 9, 70}, {129, 8, 33}, {128, 16, 64}})
+                              {132, 9, 70}, {129, 8, 33}, {128, 16, 64}, {260, 35, 5}})
       check_7point(nx, ny, nz);
     if (!smem::test::small_shapes_only()) {
       check_7point(128, 128, 128);
