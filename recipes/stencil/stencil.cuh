@@ -34,7 +34,7 @@
   X(5, conv2d_coarsened, "conv2d_05_coarsened.cuh",                                                         \
     "8 x 4 outputs per thread from row windows in registers; 16-byte loads; the radius a template.")         \
   X(6, conv2d_tma, "conv2d_06_tma.cuh",                                                                     \
-    "Hopper TMA both ways: the tile with its halo loaded as one box, the outputs stored from shared memory.")
+    "Hopper TMA both ways: the tile and its halo columns loaded as three boxes, the outputs stored from shared memory.")
 
 /// The 7-point stencil's ladder: X(step, name, header, summary). `name` is the variant, the
 /// launcher (`name(in, out, nx, ny, nz, coefficients, stream)`) and its plan
