@@ -178,26 +178,16 @@ void register_shape_candidate(Shape s) {
 
 #if defined(SMEM_TC_GEMM_SM90A)
 // With SMEM_TC_TUNE=1: step 13's kernel with other shapes (step 14's candidates), named
-// tune_hopper_<BN>_<stages>_<cluster_m>_<group_rows>[_direct|_s<n>][_bal] (_direct: D stored from
-// registers; _s<n>: n staging panels per consumer instead of two; _bal: only as many clusters as
-// the busiest one's share of cluster-tiles needs, so every cluster walks the same number).
-template <int BN, int S, int CM, int G, int Staging = 2, bool Balanced = false>
+// tune_hopper_<BN>_<stages>_<cluster_m>_<group_rows>[_direct|_p<n>] (_direct: D stored from
+// registers; _p<n>: n staging panels per consumer instead of one per 64 columns).
+template <int BN, int S, int CM, int G, int Staging = BN / 64>
 void register_hopper_candidate(Shape s) {
   using T = tc::ClusterShapeOf<BN, S, CM, G, Staging>;
   const std::string v = "tune_hopper_" + std::to_string(BN) + "_" + std::to_string(S) + "_" + std::to_string(CM) + "_" +
-                        std::to_string(G) + (Staging == 0 ? "_direct" : Staging != 2 ? "_s" + std::to_string(Staging) : "") +
-                        (Balanced ? "_bal" : "");
+                        std::to_string(G) + (Staging == 0 ? "_direct" : Staging < BN / 64 ? "_p" + std::to_string(Staging) : "");
   register_one(v, s, [=](const bf16* A, const bf16* B, bf16* D) {
     auto plan = [](int M, int N, int, const bf16* a, int lda, const bf16* b, int ldb, const bf16*, int, const bf16* d,
-                   int ldd) {
-      auto p = tc::cluster_plan_with<T>(M, N, a, lda, b, ldb, d, ldd);
-      if (Balanced) {
-        const long long pairs = (tc::tiles(M, T::kBM) + CM - 1) / CM * tc::tiles(N, T::kBN);
-        const long long clusters = p.grid.x / CM, waves = (pairs + clusters - 1) / clusters;
-        p.grid.x = unsigned(CM * ((pairs + waves - 1) / waves));
-      }
-      return p;
-    };
+                   int ldd) { return tc::cluster_plan_with<T>(M, N, a, lda, b, ldb, d, ldd); };
     return tc::launch_tma(+plan, T::kBM, T::kBK, s.M, s.N, s.K, 1.0f, A, s.K, B, s.N, 0.0f, D, s.N, D, s.N, nullptr);
   });
 }
@@ -242,16 +232,16 @@ const bool registered = [] {
       register_shape_candidate<256, 128, 128, 64, 64, 2>(s);
       register_shape_candidate<128, 128, 128, 64, 64, 3>(s);
 #if defined(SMEM_TC_GEMM_SM90A)
-      register_hopper_candidate<256, 4, 2, 8>(s);
-      register_hopper_candidate<256, 4, 2, 4>(s);
-      register_hopper_candidate<256, 4, 2, 16>(s);
-      register_hopper_candidate<256, 4, 1, 8>(s);
-      register_hopper_candidate<256, 4, 1, 16>(s);
-      register_hopper_candidate<256, 4, 2, 1>(s);
       register_hopper_candidate<256, 3, 2, 8>(s);
-      register_hopper_candidate<256, 3, 2, 8, 4>(s);
-      register_hopper_candidate<256, 4, 2, 8, 2, true>(s);
-      register_hopper_candidate<256, 4, 2, 16, 2, true>(s);
+      register_hopper_candidate<256, 3, 2, 4>(s);
+      register_hopper_candidate<256, 3, 2, 16>(s);
+      register_hopper_candidate<256, 3, 1, 8>(s);
+      register_hopper_candidate<256, 3, 1, 16>(s);
+      register_hopper_candidate<256, 3, 2, 1>(s);
+      register_hopper_candidate<256, 4, 2, 8, 2>(s);
+      register_hopper_candidate<256, 4, 2, 16, 2>(s);
+      register_hopper_candidate<256, 3, 2, 8, 2>(s);
+      register_hopper_candidate<256, 4, 1, 8, 2>(s);
       register_hopper_candidate<128, 6, 2, 8>(s);
       register_hopper_candidate<128, 6, 1, 8>(s);
       register_hopper_candidate<128, 6, 2, 16>(s);

@@ -32,7 +32,7 @@
 namespace smem::tc_gemm {
 
 /// Step 11's tile, ring and warpgroups, plus two 64 x 64 staging panels per consumer.
-using PersistentShape = PersistentShapeOf<256, 4>;
+using PersistentShape = PersistentShapeOf<256, 3>;
 
 //! [persistent kernel]
 template <class S>

@@ -32,14 +32,14 @@ namespace smem::tc_gemm {
 
 /// Step 12's tile (128 x BN, a ring of Stages, Staging panels per consumer) in clusters of ClusterM
 /// blocks along M, the tiles walked in groups of GroupRows cluster-rows.
-template <int BN, int Stages, int ClusterM, int GroupRows, int Staging = 2>
+template <int BN, int Stages, int ClusterM, int GroupRows, int Staging = BN / 64>
 struct ClusterShapeOf : PersistentShapeOf<BN, Stages, Staging> {
   static constexpr int kClusterM = ClusterM, kGroupRows = GroupRows;
   static constexpr int kEmptyArrivals = PersistentShapeOf<BN, Stages, Staging>::kConsumers * kClusterM;
   static_assert(BN / 64 % ClusterM == 0, "each block multicasts a whole number of B panels");
 };
 /// Step 13's shape: step 12's tile, clusters of two, groups of 8 pair-rows.
-using ClusterShape = ClusterShapeOf<256, 4, 2, 8>;
+using ClusterShape = ClusterShapeOf<256, 3, 2, 8>;
 
 //! [cluster helpers]
 /// This block's rank in its cluster.

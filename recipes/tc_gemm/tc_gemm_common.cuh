@@ -720,9 +720,9 @@ __device__ __forceinline__ void store_wgmma_acc(const float (&d)[N / 2], int row
 
 /// The warp-specialized tile of steps 12 to 14: 128 x BN x 64 windows in a ring of Stages, one
 /// producer warpgroup and two consumer warpgroups of 64 x BN each, plus Staging 64 x 64 panels of D
-/// per consumer for the TMA-store epilogue (two by default; one per 64 columns stages the whole
-/// tile; 0: none, D is stored from the registers).
-template <int BN, int Stages, int Staging = 2>
+/// per consumer for the TMA-store epilogue (by default one per 64 columns: the whole tile; 0: none,
+/// D is stored from the registers).
+template <int BN, int Stages, int Staging = BN / 64>
 struct PersistentShapeOf : TmaStage<128, BN, 64> {
   static constexpr int kBM = 128, kBN = BN, kBK = 64, kStages = Stages, kConsumers = 2, kStaging = Staging;
   static constexpr int kThreads = 128 * (kConsumers + 1);
@@ -770,28 +770,19 @@ __device__ __forceinline__ void store_tile_tma(const float (&d)[BN / 2], bf16* s
       if (leader) tma_store_wait_read<kWhole ? 0 : Buffers - 1>();  // the store that last read buf is done
       named_barrier(bar_id, 128);
     }
-    // beta = 0 (D = alpha A B) skips C: a loop without its loads and bounds tests.
-    auto write = [&](auto with_c) {
 #pragma unroll
-      for (int j = 8 * p; j < 8 * p + 8; ++j)
+    for (int j = 8 * p; j < 8 * p + 8; ++j)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int r = 16 * (t / 32) + t % 32 / 4 + 8 * h, c = 8 * (j - 8 * p) + 2 * (t % 4);
-          float v0 = alpha * d[4 * j + 2 * h], v1 = alpha * d[4 * j + 2 * h + 1];
-          if constexpr (decltype(with_c)::value) {
-            const int gr = row0 + r, gc = col0 + 64 * p + c;
-            if (gr < M) {
-              if (gc < N) v0 += beta * __bfloat162float(C[std::size_t(gr) * ldc + gc]);
-              if (gc + 1 < N) v1 += beta * __bfloat162float(C[std::size_t(gr) * ldc + gc + 1]);
-            }
-          }
-          *reinterpret_cast<__nv_bfloat162*>(buf + LD::offset(r, c)) = __floats2bfloat162_rn(v0, v1);
+      for (int h = 0; h < 2; ++h) {
+        const int r = 16 * (t / 32) + t % 32 / 4 + 8 * h, c = 8 * (j - 8 * p) + 2 * (t % 4);
+        float v0 = alpha * d[4 * j + 2 * h], v1 = alpha * d[4 * j + 2 * h + 1];
+        const int gr = row0 + r, gc = col0 + 64 * p + c;
+        if (beta != 0.0f && gr < M) {
+          if (gc < N) v0 += beta * __bfloat162float(C[std::size_t(gr) * ldc + gc]);
+          if (gc + 1 < N) v1 += beta * __bfloat162float(C[std::size_t(gr) * ldc + gc + 1]);
         }
-    };
-    if (beta == 0.0f)
-      write(std::false_type{});
-    else
-      write(std::true_type{});
+        *reinterpret_cast<__nv_bfloat162*>(buf + LD::offset(r, c)) = __floats2bfloat162_rn(v0, v1);
+      }
     if (kWhole && p + 1 < staged) continue;  // the whole tile goes out at once
     fence_proxy_async();                      // the writes above, before the async proxy's read
     named_barrier(bar_id, 128);
