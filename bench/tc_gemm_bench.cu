@@ -178,13 +178,12 @@ void register_shape_candidate(Shape s) {
 
 #if defined(SMEM_TC_GEMM_SM90A)
 // With SMEM_TC_TUNE=1: step 13's kernel with other shapes (step 14's candidates), named
-// tune_hopper_<BN>_<stages>_<cluster_m>_<group_rows>[_direct|_p<n>] (_direct: D stored from
-// registers; _p<n>: n staging panels per consumer instead of one per 64 columns).
-template <int BN, int S, int CM, int G, int Staging = BN / 64>
+// tune_hopper_<BN>_<stages>_<cluster_m>_<group_rows>[_direct] (_direct: D stored from registers).
+template <int BN, int S, int CM, int G, bool TmaEpilogue = true>
 void register_hopper_candidate(Shape s) {
-  using T = tc::ClusterShapeOf<BN, S, CM, G, Staging>;
+  using T = tc::ClusterShapeOf<BN, S, CM, G, TmaEpilogue>;
   const std::string v = "tune_hopper_" + std::to_string(BN) + "_" + std::to_string(S) + "_" + std::to_string(CM) + "_" +
-                        std::to_string(G) + (Staging == 0 ? "_direct" : Staging < BN / 64 ? "_p" + std::to_string(Staging) : "");
+                        std::to_string(G) + (TmaEpilogue ? "" : "_direct");
   register_one(v, s, [=](const bf16* A, const bf16* B, bf16* D) {
     auto plan = [](int M, int N, int, const bf16* a, int lda, const bf16* b, int ldb, const bf16*, int, const bf16* d,
                    int ldd) { return tc::cluster_plan_with<T>(M, N, a, lda, b, ldb, d, ldd); };
@@ -232,21 +231,20 @@ const bool registered = [] {
       register_shape_candidate<256, 128, 128, 64, 64, 2>(s);
       register_shape_candidate<128, 128, 128, 64, 64, 3>(s);
 #if defined(SMEM_TC_GEMM_SM90A)
+      register_hopper_candidate<256, 4, 2, 8>(s);
       register_hopper_candidate<256, 3, 2, 8>(s);
-      register_hopper_candidate<256, 3, 2, 4>(s);
-      register_hopper_candidate<256, 3, 2, 16>(s);
-      register_hopper_candidate<256, 3, 1, 8>(s);
-      register_hopper_candidate<256, 3, 1, 16>(s);
-      register_hopper_candidate<256, 3, 2, 1>(s);
-      register_hopper_candidate<256, 4, 2, 8, 2>(s);
-      register_hopper_candidate<256, 4, 2, 16, 2>(s);
-      register_hopper_candidate<256, 3, 2, 8, 2>(s);
-      register_hopper_candidate<256, 4, 1, 8, 2>(s);
+      register_hopper_candidate<256, 4, 2, 4>(s);
+      register_hopper_candidate<256, 4, 2, 16>(s);
+      register_hopper_candidate<256, 4, 1, 8>(s);
+      register_hopper_candidate<256, 4, 1, 16>(s);
       register_hopper_candidate<128, 6, 2, 8>(s);
       register_hopper_candidate<128, 6, 1, 8>(s);
+      register_hopper_candidate<256, 4, 1, 1>(s);
+      register_hopper_candidate<256, 4, 2, 1>(s);
       register_hopper_candidate<128, 6, 2, 16>(s);
-      register_hopper_candidate<256, 4, 2, 8, 0>(s);
-      register_hopper_candidate<128, 6, 2, 8, 0>(s);
+      register_hopper_candidate<256, 4, 2, 8, false>(s);
+      register_hopper_candidate<256, 4, 1, 8, false>(s);
+      register_hopper_candidate<128, 6, 2, 8, false>(s);
 #endif
     }
   return true;

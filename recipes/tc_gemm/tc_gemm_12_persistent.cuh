@@ -32,7 +32,7 @@
 namespace smem::tc_gemm {
 
 /// Step 11's tile, ring and warpgroups, plus two 64 x 64 staging panels per consumer.
-using PersistentShape = PersistentShapeOf<256, 3>;
+using PersistentShape = PersistentShapeOf<256, 4>;
 
 //! [persistent kernel]
 template <class S>
@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
 
   regs_up<S::kConsumerRegs>();
   const int wg = threadIdx.x / 128 - 1;
-  bf16* staging = smem + kStages * S::kElems + wg * S::kStaging * S::kPanelElems;
+  bf16* staging = smem + kStages * S::kElems + wg * 2 * S::kPanelElems;
   float acc[BN / 2];
   int it = 0;
   for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     wgmma_wait<0>();
     fence_acc(acc);
     if (threadIdx.x % 128 == 0) mbar_arrive(&empty[(it - 1) % kStages]);  // the tile's last window
-    store_tile_tma<BN, typename S::LD, S::kStaging>(acc, staging, &d_map, tile / tiles_n * BM + 64 * wg, tile % tiles_n * BN, M, N,
+    store_tile_tma<BN, typename S::LD>(acc, staging, &d_map, tile / tiles_n * BM + 64 * wg, tile % tiles_n * BN, M, N,
                                        alpha, beta, C, ldc, D, ldd, 1 + wg);
   }
   if (threadIdx.x % 128 == 0) tma_store_wait_read<0>();  // staging must outlive the stores' reads

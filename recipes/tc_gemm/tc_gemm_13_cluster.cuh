@@ -30,16 +30,18 @@
 
 namespace smem::tc_gemm {
 
-/// Step 12's tile (128 x BN, a ring of Stages, Staging panels per consumer) in clusters of ClusterM
-/// blocks along M, the tiles walked in groups of GroupRows cluster-rows.
-template <int BN, int Stages, int ClusterM, int GroupRows, int Staging = BN / 64>
-struct ClusterShapeOf : PersistentShapeOf<BN, Stages, Staging> {
+/// Step 12's tile (128 x BN, a ring of Stages) in clusters of ClusterM blocks along M, the tiles
+/// walked in groups of GroupRows cluster-rows; D stored through shared memory and TMA, or (with
+/// TmaEpilogue false) straight from the registers.
+template <int BN, int Stages, int ClusterM, int GroupRows, bool TmaEpilogue = true>
+struct ClusterShapeOf : PersistentShapeOf<BN, Stages> {
   static constexpr int kClusterM = ClusterM, kGroupRows = GroupRows;
-  static constexpr int kEmptyArrivals = PersistentShapeOf<BN, Stages, Staging>::kConsumers * kClusterM;
+  static constexpr bool kTmaEpilogue = TmaEpilogue;
+  static constexpr int kEmptyArrivals = PersistentShapeOf<BN, Stages>::kConsumers * kClusterM;
   static_assert(BN / 64 % ClusterM == 0, "each block multicasts a whole number of B panels");
 };
 /// Step 13's shape: step 12's tile, clusters of two, groups of 8 pair-rows.
-using ClusterShape = ClusterShapeOf<256, 3, 2, 8>;
+using ClusterShape = ClusterShapeOf<256, 4, 2, 8>;
 
 //! [cluster helpers]
 /// This block's rank in its cluster.
@@ -125,7 +127,7 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
   } else {
     regs_up<S::kConsumerRegs>();
     const int wg = threadIdx.x / 128 - 1;
-    bf16* staging = smem + kStages * S::kElems + wg * S::kStaging * S::kPanelElems;
+    bf16* staging = smem + kStages * S::kElems + wg * 2 * S::kPanelElems;
     auto release = [&](int s) {
       if (threadIdx.x % 128 != 0) return;
       if constexpr (kCM == 1) {
@@ -158,9 +160,9 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
       wgmma_wait<0>();
       fence_acc(acc);
       release((it - 1) % kStages);
-      if constexpr (S::kStaging > 0)
-        store_tile_tma<BN, typename S::LD, S::kStaging>(acc, staging, &d_map, m0 + 64 * wg, n0, M, N, alpha, beta, C,
-                                                        ldc, D, ldd, 1 + wg);
+      if constexpr (S::kTmaEpilogue)
+        store_tile_tma<BN, typename S::LD>(acc, staging, &d_map, m0 + 64 * wg, n0, M, N, alpha, beta, C, ldc, D, ldd,
+                                           1 + wg);
       else  // a tuning candidate: step 11's stores straight from the registers
         store_wgmma_acc<BN>(acc, m0 + 64 * wg, n0, M, N, alpha, beta, C, ldc, D, ldd);
     }

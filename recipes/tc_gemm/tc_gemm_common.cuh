@@ -719,57 +719,42 @@ __device__ __forceinline__ void store_wgmma_acc(const float (&d)[N / 2], int row
 //! [wgmma epilogue]
 
 /// The warp-specialized tile of steps 12 to 14: 128 x BN x 64 windows in a ring of Stages, one
-/// producer warpgroup and two consumer warpgroups of 64 x BN each, plus Staging 64 x 64 panels of D
-/// per consumer for the TMA-store epilogue (by default one per 64 columns: the whole tile; 0: none,
-/// D is stored from the registers).
-template <int BN, int Stages, int Staging = BN / 64>
+/// producer warpgroup and two consumer warpgroups of 64 x BN each, plus two 64 x 64 staging
+/// panels of D per consumer for the TMA-store epilogue.
+template <int BN, int Stages>
 struct PersistentShapeOf : TmaStage<128, BN, 64> {
-  static constexpr int kBM = 128, kBN = BN, kBK = 64, kStages = Stages, kConsumers = 2, kStaging = Staging;
+  static constexpr int kBM = 128, kBN = BN, kBK = 64, kStages = Stages, kConsumers = 2;
   static constexpr int kThreads = 128 * (kConsumers + 1);
   static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
   using LD = TmaTile<64, 64>;  ///< one staging panel of D
   static constexpr int kPanelElems = 64 * 64;
   static constexpr unsigned kSmemBytes =
-      kStages * TmaStage<128, BN, 64>::kBytes + kConsumers * kStaging * kPanelElems * sizeof(bf16) + 1024;
-  static_assert(Staging == 0 || (Staging >= 2 && Staging <= BN / 64), "no staging, or 2 to BN / 64 panels");
-  static_assert(kSmemBytes <= 227 * 1024, "the ring and the staging panels fit a block's shared memory");
+      kStages * TmaStage<128, BN, 64>::kBytes + kConsumers * 2 * kPanelElems * sizeof(bf16) + 1024;
 };
 
 //! [tma epilogue]
 /// One consumer warpgroup's epilogue: its 64 x BN accumulators (corner (row0, col0) of D), as alpha
-/// acc + beta C in bf16, through `Buffers` staging panels of 64 x 64 at `stage` to one TMA store per
-/// 64 columns. Thread 0 of the warpgroup (`leader`) issues the stores; bar_id is the warpgroup's
-/// named barrier.
-/// - Fewer buffers than panels: the buffers take turns, so converting a panel overlaps storing the
-///   one before, but each reuse waits until the store that last read the buffer is done.
-/// - A buffer per panel (the whole tile): one barrier before the writes and one after, all stores
-///   issued together, and the wait for the stores' reads falls on the next tile, a mainloop later,
-///   when they are long done.
+/// acc + beta C in bf16, through the two staging panels `stage` to a TMA store per 64 columns.
+/// Thread 0 of the warpgroup (`leader`) issues the stores; bar_id is the warpgroup's named barrier.
 /// A TMA store clips at 16-byte chunks of a row, not at elements: where N is not a multiple of 8,
-/// the panels from the one holding column N on would overwrite up to 7 elements past it, so the
-/// threads store them themselves, straight to D.
-template <int BN, class LD, int Buffers>
+/// the panel holding column N would overwrite up to 7 elements past it, so the threads store that
+/// panel themselves, straight to D.
+template <int BN, class LD>
 __device__ __forceinline__ void store_tile_tma(const float (&d)[BN / 2], bf16* stage, const CUtensorMap* d_map,
                                                int row0, int col0, int M, int N, float alpha, float beta, const bf16* C,
                                                int ldc, bf16* D, int ldd, int bar_id) {
-  constexpr int kPanels = BN / 64;
-  static_assert(Buffers >= 2 && Buffers <= kPanels, "two buffers or more, at most one per panel");
-  constexpr bool kWhole = Buffers == kPanels;
   const int t = threadIdx.x % 128;
   const bool leader = t == 0;
-  const int staged = N % 8 == 0 ? kPanels : (N - col0) / 64 < kPanels ? (N - col0) / 64 : kPanels;
 #pragma unroll
-  for (int p = 0; p < kPanels; ++p) {
-    if (p >= staged) {  // the same for the whole warpgroup
+  for (int p = 0; p < BN / 64; ++p) {
+    if (N % 8 != 0 && col0 + 64 * (p + 1) > N) {  // the same for the whole warpgroup
       store_wgmma_acc<64>(*reinterpret_cast<const float(*)[32]>(d + 32 * p), row0, col0 + 64 * p, M, N, alpha, beta, C,
                           ldc, D, ldd);
       continue;
     }
-    bf16* buf = stage + (p % Buffers) * 64 * 64;
-    if (!kWhole || p == 0) {
-      if (leader) tma_store_wait_read<kWhole ? 0 : Buffers - 1>();  // the store that last read buf is done
-      named_barrier(bar_id, 128);
-    }
+    bf16* buf = stage + (p % 2) * 64 * 64;
+    if (leader) tma_store_wait_read<1>();  // the store that last read buf is done
+    named_barrier(bar_id, 128);
 #pragma unroll
     for (int j = 8 * p; j < 8 * p + 8; ++j)
 #pragma unroll
@@ -783,11 +768,10 @@ __device__ __forceinline__ void store_tile_tma(const float (&d)[BN / 2], bf16* s
         }
         *reinterpret_cast<__nv_bfloat162*>(buf + LD::offset(r, c)) = __floats2bfloat162_rn(v0, v1);
       }
-    if (kWhole && p + 1 < staged) continue;  // the whole tile goes out at once
-    fence_proxy_async();                      // the writes above, before the async proxy's read
+    fence_proxy_async();  // the writes above, before the async proxy's read
     named_barrier(bar_id, 128);
     if (leader) {
-      for (int q = kWhole ? 0 : p; q <= p; ++q) tma_store(d_map, col0 + 64 * q, row0, stage + (q % Buffers) * 64 * 64);
+      tma_store(d_map, col0 + 64 * p, row0, buf);
       tma_store_commit();
     }
   }
