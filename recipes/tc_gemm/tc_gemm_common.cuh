@@ -778,4 +778,66 @@ __device__ __forceinline__ void store_tile_tma(const float (&d)[BN / 2], bf16* s
 }
 //! [tma epilogue]
 
+//! [overlapped epilogue]
+/// A consumer's finished 64 x BN tile (corner (row0, col0) of D) as alpha acc + beta C in bf16
+/// pairs, v[2 j + h] holding d[4 j + 2 h] and d[4 j + 2 h + 1]: half the registers of the fp32
+/// accumulators, so the tile can wait in them while the next tile's first wgmma overwrites acc.
+template <int BN>
+__device__ __forceinline__ void pack_tile(const float (&d)[BN / 2], unsigned (&v)[BN / 4], int row0, int col0, int M,
+                                          int N, float alpha, float beta, const bf16* C, int ldc) {
+  const int t = threadIdx.x % 128;
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float v0 = alpha * d[4 * j + 2 * h], v1 = alpha * d[4 * j + 2 * h + 1];
+      if (beta != 0.0f) {
+        const int r = row0 + 16 * (t / 32) + t % 32 / 4 + 8 * h, c = col0 + 8 * j + 2 * (t % 4);
+        if (r < M && c < N) v0 += beta * __bfloat162float(C[std::size_t(r) * ldc + c]);
+        if (r < M && c + 1 < N) v1 += beta * __bfloat162float(C[std::size_t(r) * ldc + c + 1]);
+      }
+      const __nv_bfloat162 b = __floats2bfloat162_rn(v0, v1);
+      v[2 * j + h] = *reinterpret_cast<const unsigned*>(&b);
+    }
+}
+/// store_tile_tma for a tile packed by pack_tile: the same two staging panels and TMA stores.
+template <int BN, class LD>
+__device__ __forceinline__ void store_packed_tma(const unsigned (&v)[BN / 4], bf16* stage, const CUtensorMap* d_map,
+                                                 int row0, int col0, int M, int N, bf16* D, int ldd, int bar_id) {
+  const int t = threadIdx.x % 128;
+  const bool leader = t == 0;
+#pragma unroll
+  for (int p = 0; p < BN / 64; ++p) {
+    if (N % 8 != 0 && col0 + 64 * (p + 1) > N) {  // the same for the whole warpgroup
+#pragma unroll
+      for (int j = 8 * p; j < 8 * p + 8; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = row0 + 16 * (t / 32) + t % 32 / 4 + 8 * h, c = col0 + 8 * j + 2 * (t % 4);
+          const __nv_bfloat162 b = *reinterpret_cast<const __nv_bfloat162*>(&v[2 * j + h]);
+          if (r < M && c < N) D[std::size_t(r) * ldd + c] = b.x;
+          if (r < M && c + 1 < N) D[std::size_t(r) * ldd + c + 1] = b.y;
+        }
+      continue;
+    }
+    bf16* buf = stage + (p % 2) * 64 * 64;
+    if (leader) tma_store_wait_read<1>();
+    named_barrier(bar_id, 128);
+#pragma unroll
+    for (int j = 8 * p; j < 8 * p + 8; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = 16 * (t / 32) + t % 32 / 4 + 8 * h, c = 8 * (j - 8 * p) + 2 * (t % 4);
+        *reinterpret_cast<unsigned*>(buf + LD::offset(r, c)) = v[2 * j + h];
+      }
+    fence_proxy_async();
+    named_barrier(bar_id, 128);
+    if (leader) {
+      tma_store(d_map, col0 + 64 * p, row0, buf);
+      tma_store_commit();
+    }
+  }
+}
+//! [overlapped epilogue]
+
 }  // namespace smem::tc_gemm
