@@ -15,6 +15,12 @@
 /// The tile scheduler walks pairs of tiles in groups of kGroupRows pair-rows, column by column
 /// inside a group: the blocks running at the same time share a few A row-panels and B
 /// column-panels, which stay in L2, instead of sweeping all of B for every row of tiles.
+///
+/// The epilogue moves behind the next tile's first window: a consumer packs its finished tile into
+/// 64 registers of bf16 pairs (pack_tile), issues the next tile's first wgmma group, which
+/// overwrites the fp32 accumulators, and writes the packed tile through the staging panels to TMA
+/// stores (store_packed_tma) while that group runs. In step 12 both consumers convert and store
+/// while the tensor cores wait for them; here the stores overlap the tensor cores' work.
 #pragma once
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -33,15 +39,15 @@ namespace smem::tc_gemm {
 /// Step 12's tile (128 x BN, a ring of Stages) in clusters of ClusterM blocks along M, the tiles
 /// walked in groups of GroupRows cluster-rows; D stored through shared memory and TMA, or (with
 /// TmaEpilogue false) straight from the registers.
-template <int BN, int Stages, int ClusterM, int GroupRows, bool TmaEpilogue = true, bool Overlap = false>
+template <int BN, int Stages, int ClusterM, int GroupRows, bool TmaEpilogue = true>
 struct ClusterShapeOf : PersistentShapeOf<BN, Stages> {
   static constexpr int kClusterM = ClusterM, kGroupRows = GroupRows;
-  static constexpr bool kTmaEpilogue = TmaEpilogue, kOverlap = Overlap;
+  static constexpr bool kTmaEpilogue = TmaEpilogue;
   static constexpr int kEmptyArrivals = PersistentShapeOf<BN, Stages>::kConsumers * kClusterM;
   static_assert(BN / 64 % ClusterM == 0, "each block multicasts a whole number of B panels");
 };
 /// Step 13's shape: step 12's tile, clusters of two, groups of 8 pair-rows.
-using ClusterShape = ClusterShapeOf<256, 4, 2, 8, true, true>;
+using ClusterShape = ClusterShapeOf<256, 4, 2, 8>;
 
 //! [cluster helpers]
 /// This block's rank in its cluster.
@@ -137,7 +143,7 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
       }
     };
     float acc[BN / 2];
-    unsigned done[BN / 4];  // kOverlap: the last tile in bf16, stored during the next one's first window
+    unsigned done[BN / 4];  // the last tile in bf16, stored behind the next tile's first wgmma group
     int done_row = -1, done_col = 0;
     int it = 0;
     for (int q = cluster; q < num_pairs; q += clusters) {
@@ -155,7 +161,7 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
           wgmma_tile<BN>(acc, a_desc<typename S::LA>(As, 64 * wg, kk), b_desc<typename S::LB>(Bs, kk),
                          kt > 0 || kk > 0);
         wgmma_commit();
-        if constexpr (S::kOverlap)
+        if constexpr (S::kTmaEpilogue)
           if (kt == 0 && done_row >= 0) {
             store_packed_tma<BN, typename S::LD>(done, staging, &d_map, done_row, done_col, M, N, D, ldd, 1 + wg);
             done_row = -1;
@@ -167,16 +173,14 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
       wgmma_wait<0>();
       fence_acc(acc);
       release((it - 1) % kStages);
-      if constexpr (S::kOverlap) {
+      if constexpr (S::kTmaEpilogue) {
         pack_tile<BN>(acc, done, m0 + 64 * wg, n0, M, N, alpha, beta, C, ldc);
         done_row = m0 + 64 * wg, done_col = n0;
-      } else if constexpr (S::kTmaEpilogue)
-        store_tile_tma<BN, typename S::LD>(acc, staging, &d_map, m0 + 64 * wg, n0, M, N, alpha, beta, C, ldc, D, ldd,
-                                           1 + wg);
-      else  // a tuning candidate: step 11's stores straight from the registers
+      } else {  // a tuning candidate: step 11's stores straight from the registers
         store_wgmma_acc<BN>(acc, m0 + 64 * wg, n0, M, N, alpha, beta, C, ldc, D, ldd);
+      }
     }
-    if constexpr (S::kOverlap)
+    if constexpr (S::kTmaEpilogue)
       if (done_row >= 0)
         store_packed_tma<BN, typename S::LD>(done, staging, &d_map, done_row, done_col, M, N, D, ldd, 1 + wg);
     if (threadIdx.x % 128 == 0) tma_store_wait_read<0>();
