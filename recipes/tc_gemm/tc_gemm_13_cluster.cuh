@@ -15,6 +15,12 @@
 /// The tile scheduler walks pairs of tiles in groups of kGroupRows pair-rows, column by column
 /// inside a group: the blocks running at the same time share a few A row-panels and B
 /// column-panels, which stay in L2, instead of sweeping all of B for every row of tiles.
+///
+/// The epilogue moves behind the next tile's first window: a consumer packs its finished tile into
+/// 64 registers of bf16 pairs (pack_tile), issues the next tile's first wgmma group, which
+/// overwrites the fp32 accumulators, and writes the packed tile through the staging panels to TMA
+/// stores (store_packed_tma) while that group runs. In step 12 both consumers convert and store
+/// while the tensor cores wait for them; here the stores overlap the tensor cores' work.
 #pragma once
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -137,6 +143,8 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
       }
     };
     float acc[BN / 2];
+    unsigned done[BN / 4];  // the last tile in bf16, stored behind the next tile's first wgmma group
+    int done_row = -1, done_col = 0;
     int it = 0;
     for (int q = cluster; q < num_pairs; q += clusters) {
       int m0, n0;
@@ -153,6 +161,11 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
           wgmma_tile<BN>(acc, a_desc<typename S::LA>(As, 64 * wg, kk), b_desc<typename S::LB>(Bs, kk),
                          kt > 0 || kk > 0);
         wgmma_commit();
+        if constexpr (S::kTmaEpilogue)
+          if (kt == 0 && done_row >= 0) {
+            store_packed_tma<BN, typename S::LD>(done, staging, &d_map, done_row, done_col, M, N, D, ldd, 1 + wg);
+            done_row = -1;
+          }
         wgmma_wait<1>();
         fence_acc(acc);
         if (kt > 0) release((it - 1) % kStages);
@@ -160,12 +173,16 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
       wgmma_wait<0>();
       fence_acc(acc);
       release((it - 1) % kStages);
-      if constexpr (S::kTmaEpilogue)
-        store_tile_tma<BN, typename S::LD>(acc, staging, &d_map, m0 + 64 * wg, n0, M, N, alpha, beta, C, ldc, D, ldd,
-                                           1 + wg);
-      else  // a tuning candidate: step 11's stores straight from the registers
+      if constexpr (S::kTmaEpilogue) {
+        pack_tile<BN>(acc, done, m0 + 64 * wg, n0, M, N, alpha, beta, C, ldc);
+        done_row = m0 + 64 * wg, done_col = n0;
+      } else {  // a tuning candidate: step 11's stores straight from the registers
         store_wgmma_acc<BN>(acc, m0 + 64 * wg, n0, M, N, alpha, beta, C, ldc, D, ldd);
+      }
     }
+    if constexpr (S::kTmaEpilogue)
+      if (done_row >= 0)
+        store_packed_tma<BN, typename S::LD>(done, staging, &d_map, done_row, done_col, M, N, D, ldd, 1 + wg);
     if (threadIdx.x % 128 == 0) tma_store_wait_read<0>();
   }
   cluster_sync();  // no block leaves while its neighbour may still copy into it

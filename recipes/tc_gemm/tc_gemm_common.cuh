@@ -733,23 +733,50 @@ struct PersistentShapeOf : TmaStage<128, BN, 64> {
 };
 
 //! [tma epilogue]
-/// One consumer warpgroup's epilogue: its 64 x BN accumulators (corner (row0, col0) of D), as alpha
-/// acc + beta C in bf16, through the two staging panels `stage` to a TMA store per 64 columns.
-/// Thread 0 of the warpgroup (`leader`) issues the stores; bar_id is the warpgroup's named barrier.
-/// A TMA store clips at 16-byte chunks of a row, not at elements: where N is not a multiple of 8,
-/// the panel holding column N would overwrite up to 7 elements past it, so the threads store that
-/// panel themselves, straight to D.
+/// A consumer's finished 64 x BN tile (corner (row0, col0) of D) as alpha acc + beta C in bf16
+/// pairs, v[2 j + h] holding d[4 j + 2 h] and d[4 j + 2 h + 1]: half the registers of the fp32
+/// accumulators, so the tile can wait in them while the next tile's first wgmma overwrites acc.
+template <int BN>
+__device__ __forceinline__ void pack_tile(const float (&d)[BN / 2], unsigned (&v)[BN / 4], int row0, int col0, int M,
+                                          int N, float alpha, float beta, const bf16* C, int ldc) {
+  const int t = threadIdx.x % 128;
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float v0 = alpha * d[4 * j + 2 * h], v1 = alpha * d[4 * j + 2 * h + 1];
+      if (beta != 0.0f) {
+        const int r = row0 + 16 * (t / 32) + t % 32 / 4 + 8 * h, c = col0 + 8 * j + 2 * (t % 4);
+        if (r < M && c < N) v0 += beta * __bfloat162float(C[std::size_t(r) * ldc + c]);
+        if (r < M && c + 1 < N) v1 += beta * __bfloat162float(C[std::size_t(r) * ldc + c + 1]);
+      }
+      const __nv_bfloat162 b = __floats2bfloat162_rn(v0, v1);
+      v[2 * j + h] = *reinterpret_cast<const unsigned*>(&b);
+    }
+}
+/// One consumer warpgroup's epilogue, from a tile packed by pack_tile: its 64 x BN values through
+/// the two staging panels `stage` to a TMA store per 64 columns. Thread 0 of the warpgroup
+/// (`leader`) issues the stores; bar_id is the warpgroup's named barrier. A TMA store clips at
+/// 16-byte chunks of a row, not at elements: where N is not a multiple of 8, the panel holding
+/// column N would overwrite up to 7 elements past it, so the threads store that panel themselves,
+/// straight to D.
 template <int BN, class LD>
-__device__ __forceinline__ void store_tile_tma(const float (&d)[BN / 2], bf16* stage, const CUtensorMap* d_map,
-                                               int row0, int col0, int M, int N, float alpha, float beta, const bf16* C,
-                                               int ldc, bf16* D, int ldd, int bar_id) {
+__device__ __forceinline__ void store_packed_tma(const unsigned (&v)[BN / 4], bf16* stage, const CUtensorMap* d_map,
+                                                 int row0, int col0, int M, int N, bf16* D, int ldd, int bar_id) {
   const int t = threadIdx.x % 128;
   const bool leader = t == 0;
 #pragma unroll
   for (int p = 0; p < BN / 64; ++p) {
     if (N % 8 != 0 && col0 + 64 * (p + 1) > N) {  // the same for the whole warpgroup
-      store_wgmma_acc<64>(*reinterpret_cast<const float(*)[32]>(d + 32 * p), row0, col0 + 64 * p, M, N, alpha, beta, C,
-                          ldc, D, ldd);
+#pragma unroll
+      for (int j = 8 * p; j < 8 * p + 8; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = row0 + 16 * (t / 32) + t % 32 / 4 + 8 * h, c = col0 + 8 * j + 2 * (t % 4);
+          const __nv_bfloat162 b = *reinterpret_cast<const __nv_bfloat162*>(&v[2 * j + h]);
+          if (r < M && c < N) D[std::size_t(r) * ldd + c] = b.x;
+          if (r < M && c + 1 < N) D[std::size_t(r) * ldd + c + 1] = b.y;
+        }
       continue;
     }
     bf16* buf = stage + (p % 2) * 64 * 64;
@@ -760,13 +787,7 @@ __device__ __forceinline__ void store_tile_tma(const float (&d)[BN / 2], bf16* s
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int r = 16 * (t / 32) + t % 32 / 4 + 8 * h, c = 8 * (j - 8 * p) + 2 * (t % 4);
-        float v0 = alpha * d[4 * j + 2 * h], v1 = alpha * d[4 * j + 2 * h + 1];
-        const int gr = row0 + r, gc = col0 + 64 * p + c;
-        if (beta != 0.0f && gr < M) {
-          if (gc < N) v0 += beta * __bfloat162float(C[std::size_t(gr) * ldc + gc]);
-          if (gc + 1 < N) v1 += beta * __bfloat162float(C[std::size_t(gr) * ldc + gc + 1]);
-        }
-        *reinterpret_cast<__nv_bfloat162*>(buf + LD::offset(r, c)) = __floats2bfloat162_rn(v0, v1);
+        *reinterpret_cast<unsigned*>(buf + LD::offset(r, c)) = v[2 * j + h];
       }
     fence_proxy_async();  // the writes above, before the async proxy's read
     named_barrier(bar_id, 128);
@@ -775,6 +796,15 @@ __device__ __forceinline__ void store_tile_tma(const float (&d)[BN / 2], bf16* s
       tma_store_commit();
     }
   }
+}
+/// pack_tile, then store_packed_tma: a finished tile stored at once.
+template <int BN, class LD>
+__device__ __forceinline__ void store_tile_tma(const float (&d)[BN / 2], bf16* stage, const CUtensorMap* d_map,
+                                               int row0, int col0, int M, int N, float alpha, float beta, const bf16* C,
+                                               int ldc, bf16* D, int ldd, int bar_id) {
+  unsigned v[BN / 4];
+  pack_tile<BN>(d, v, row0, col0, M, N, alpha, beta, C, ldc);
+  store_packed_tma<BN, LD>(v, stage, d_map, row0, col0, M, N, D, ldd, bar_id);
 }
 //! [tma epilogue]
 
