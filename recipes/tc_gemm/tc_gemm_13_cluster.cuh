@@ -100,7 +100,6 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
   };
 
   if (threadIdx.x == 0) {
-    prefetch_tensor_map(&a_map), prefetch_tensor_map(&b_map), prefetch_tensor_map(&d_map);
     for (int s = 0; s < kStages; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], S::kEmptyArrivals);
     fence_barrier_init();
   }

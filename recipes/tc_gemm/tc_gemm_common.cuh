@@ -528,11 +528,6 @@ __device__ __forceinline__ void tma_load_multicast(bf16* dst, const CUtensorMap*
       "l"(map), "r"(c), "r"(r), "r"(smem_u32(bar)), "h"(mask)
       : "memory");
 }
-/// Loads a tensor map into the TMA unit's descriptor cache ahead of its first copy, so that the
-/// first copies of a kernel do not wait for the map to be read from memory.
-__device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
-  asm volatile("prefetch.tensormap [%0];\n" ::"l"(map) : "memory");
-}
 /// TMA store of a box from shared memory; the part past the matrix is not written.
 __device__ __forceinline__ void tma_store(const CUtensorMap* map, int c, int r, const bf16* src) {
   asm volatile(
