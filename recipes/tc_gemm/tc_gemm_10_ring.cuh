@@ -48,7 +48,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   const TileCoord t = row_major_tile((N + BN - 1) / BN);
   const int m0 = t.m * BM, n0 = t.n * BN;
   const int tiles_k = (K + BK - 1) / BK;
-  const int wg = threadIdx.x / 128;  // this warpgroup's 64 rows
+  const int wg = warpgroup();  // this warpgroup's 64 rows
+  const RingDescs<S> descs(smem);
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], S::kConsumers);
@@ -62,13 +63,11 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   for (int kt = 0; kt < tiles_k; ++kt) {
     const int s = kt % kStages;
     mbar_wait(&full[s], unsigned(kt / kStages) % 2);
-    const bf16* As = smem + s * S::kElems;
-    const bf16* Bs = As + S::kAElems;
     fence_acc(acc);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < BK; kk += 16)
-      wgmma_tile<BN>(acc, a_desc<typename S::LA>(As, 64 * wg, kk), b_desc<typename S::LB>(Bs, kk), true);
+      wgmma_tile<BN>(acc, descs.a(s, 64 * wg, kk), descs.b(s, kk), true);
     wgmma_commit();
     wgmma_wait<1>();  // window kt - 1's group is done: release its stage
     fence_acc(acc);

@@ -65,18 +65,17 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   }
 
   regs_up<S::kConsumerRegs>();
-  const int wg = threadIdx.x / 128 - 1;  // this consumer's 64 rows
+  const int wg = warpgroup() - 1;  // this consumer's 64 rows
+  const RingDescs<S> descs(smem);
   float acc[BN / 2] = {};
   for (int kt = 0; kt < tiles_k; ++kt) {
     const int s = kt % kStages;
     mbar_wait(&full[s], unsigned(kt / kStages) % 2);
-    const bf16* As = smem + s * S::kElems;
-    const bf16* Bs = As + S::kAElems;
     fence_acc(acc);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < BK; kk += 16)
-      wgmma_tile<BN>(acc, a_desc<typename S::LA>(As, 64 * wg, kk), b_desc<typename S::LB>(Bs, kk), true);
+      wgmma_tile<BN>(acc, descs.a(s, 64 * wg, kk), descs.b(s, kk), true);
     wgmma_commit();
     wgmma_wait<1>();
     fence_acc(acc);

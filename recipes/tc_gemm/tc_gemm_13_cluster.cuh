@@ -132,7 +132,8 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
     }
   } else {
     regs_up<S::kConsumerRegs>();
-    const int wg = threadIdx.x / 128 - 1;
+    const int wg = warpgroup() - 1;
+    const RingDescs<S> descs(smem);
     bf16* staging = smem + kStages * S::kElems + wg * 2 * S::kPanelElems;
     auto release = [&](int s) {
       if (threadIdx.x % 128 != 0) return;
@@ -152,13 +153,11 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
       for (int kt = 0; kt < tiles_k; ++kt, ++it) {
         const int s = it % kStages;
         mbar_wait(&full[s], unsigned(it / kStages) % 2);
-        const bf16* As = smem + s * S::kElems;
-        const bf16* Bs = As + S::kAElems;
         fence_acc(acc);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK; kk += 16)
-          wgmma_tile<BN>(acc, a_desc<typename S::LA>(As, 64 * wg, kk), b_desc<typename S::LB>(Bs, kk),
+          wgmma_tile<BN>(acc, descs.a(s, 64 * wg, kk), descs.b(s, kk),
                          kt > 0 || kk > 0);
         wgmma_commit();
         if constexpr (S::kTmaEpilogue)

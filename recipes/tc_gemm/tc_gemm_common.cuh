@@ -593,6 +593,27 @@ template <class LB>
 __device__ __forceinline__ std::uint64_t b_desc(const bf16* Bs, int kk) {
   return sw128_desc(Bs + LB::offset(kk, 0), LB::kPanel * sizeof(bf16), 1024);
 }
+/// The descriptors of every stage of a ring of S's stages at `smem`, from a pair built once. A
+/// descriptor's low 32 bits hold the start address in 16-byte units (a 14-bit field, and the ring
+/// lies in the block's shared memory, below 256 KiB), so the operand of another stage, row block
+/// or k slice is one 32-bit add away; built from its address each time (a_desc, b_desc), a
+/// descriptor costs about a dozen integer instructions per wgmma, which the consumer warps issue
+/// between wgmma groups.
+template <class S>
+struct RingDescs {
+  std::uint64_t a0, b0;  ///< stage 0: A at row 0, k 0; B at k 0
+  __device__ explicit RingDescs(const bf16* smem)
+      : a0(a_desc<typename S::LA>(smem, 0, 0)), b0(b_desc<typename S::LB>(smem + S::kAElems, 0)) {}
+  __device__ std::uint64_t a(int s, int row, int kk) const {
+    return advance(a0, s * S::kBytes + (S::LA::offset(row, 0) + kk) * sizeof(bf16));
+  }
+  __device__ std::uint64_t b(int s, int kk) const {
+    return advance(b0, s * S::kBytes + S::LB::offset(kk, 0) * sizeof(bf16));
+  }
+  __device__ static std::uint64_t advance(std::uint64_t d, unsigned bytes) {
+    return (d >> 32 << 32) | (unsigned(d) + bytes / 16);
+  }
+};
 //! [wgmma descriptors]
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -669,6 +690,11 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[N / 2], std::uint64_t a, s
     wgmma_m64n256k16(d, a, b, accumulate);
 }
 //! [wgmma]
+
+/// This thread's warpgroup, threadIdx.x / 128, read from lane 0: the compiler then knows that it is
+/// the same in the whole warp and keeps what is computed from it (the descriptors) in uniform
+/// registers, which wgmma takes without a move.
+__device__ __forceinline__ int warpgroup() { return __shfl_sync(0xffffffffu, int(threadIdx.x) / 128, 0); }
 
 /// Moves this warpgroup's registers per thread to kRegs (setmaxnreg): down for a producer that
 /// needs few, up for the consumers that hold the accumulators.
