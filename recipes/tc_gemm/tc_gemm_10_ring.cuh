@@ -9,6 +9,8 @@
 /// (wgmma.wait_group 1): the tensor cores always have the next window's work queued while the
 /// previous one drains, and the stage of that finished window is released on `empty`. Thread 0
 /// refills a stage as soon as its `empty` phase completes, with kStages - 1 windows in flight.
+/// The descriptors of every stage come from one pair built once (RingDescs): a 32-bit add per
+/// wgmma instead of a descriptor built from its address.
 ///
 /// Two warpgroups (256 threads) split a 128 x 256 tile: each owns 64 rows and issues m64n256k16,
 /// 128 accumulators per thread; the four stages take 192 KB. Thread 0 is still a consumer too:
