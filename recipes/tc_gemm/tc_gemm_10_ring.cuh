@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   const int m0 = t.m * BM, n0 = t.n * BN;
   const int tiles_k = (K + BK - 1) / BK;
   const int wg = warpgroup();  // this warpgroup's 64 rows
-  const RingDescs<S> descs(smem, 64 * wg);
+  const RingDescs<S> descs(smem);
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], S::kConsumers);
@@ -69,7 +69,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < BK; kk += 16)
-      wgmma_tile<BN>(acc, descs.a(s, kk), descs.b(s, kk), true);
+      wgmma_tile<BN>(acc, descs.a(s, 64 * wg, kk), descs.b(s, kk), true);
     wgmma_commit();
     wgmma_wait<1>();  // window kt - 1's group is done: release its stage
     fence_acc(acc);

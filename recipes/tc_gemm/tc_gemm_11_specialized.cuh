@@ -66,7 +66,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
 
   regs_up<S::kConsumerRegs>();
   const int wg = warpgroup() - 1;  // this consumer's 64 rows
-  const RingDescs<S> descs(smem, 64 * wg);
+  const RingDescs<S> descs(smem);
   float acc[BN / 2] = {};
   for (int kt = 0; kt < tiles_k; ++kt) {
     const int s = kt % kStages;
@@ -75,7 +75,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < BK; kk += 16)
-      wgmma_tile<BN>(acc, descs.a(s, kk), descs.b(s, kk), true);
+      wgmma_tile<BN>(acc, descs.a(s, 64 * wg, kk), descs.b(s, kk), true);
     wgmma_commit();
     wgmma_wait<1>();
     fence_acc(acc);

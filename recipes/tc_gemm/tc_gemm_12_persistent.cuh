@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
 
   regs_up<S::kConsumerRegs>();
   const int wg = warpgroup() - 1;
-  const RingDescs<S> descs(smem, 64 * wg);
+  const RingDescs<S> descs(smem);
   bf16* staging = smem + kStages * S::kElems + wg * 2 * S::kPanelElems;
   float acc[BN / 2];
   int it = 0;
@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < BK; kk += 16)
-        wgmma_tile<BN>(acc, descs.a(s, kk), descs.b(s, kk), kt > 0 || kk > 0);
+        wgmma_tile<BN>(acc, descs.a(s, 64 * wg, kk), descs.b(s, kk), kt > 0 || kk > 0);
       wgmma_commit();
       wgmma_wait<1>();
       fence_acc(acc);

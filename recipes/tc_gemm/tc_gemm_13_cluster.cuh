@@ -109,13 +109,13 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
   if (threadIdx.x < 128) {  // producer
     regs_down<S::kProducerRegs>();
     if (threadIdx.x == 0) {
-      unsigned it = 0;  // windows so far: stage it % kStages, parity it / kStages % 2
+      int it = 0;
       for (int q = cluster; q < num_pairs; q += clusters) {
         int m0, n0;
         tile_of(q, m0, n0);
         for (int kt = 0; kt < tiles_k; ++kt, ++it) {
           const int s = it % kStages;
-          if (it >= kStages) mbar_wait(&empty[s], (it / kStages - 1) % 2);  // both blocks released it
+          if (it >= kStages) mbar_wait(&empty[s], unsigned(it / kStages - 1) % 2);  // both blocks released it
           bf16* As = smem + s * S::kElems;
           if constexpr (kCM == 1) {  // a cluster of one (a tuning candidate): step 12's loads
             S::load(As, &a_map, &b_map, m0, n0, kt, &full[s]);
@@ -133,8 +133,7 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
   } else {
     regs_up<S::kConsumerRegs>();
     const int wg = warpgroup() - 1;
-    const RingDescs<S> descs(smem, 64 * wg);
-    const unsigned full0 = opaque(smem_u32(full));  // full[s] is at full0 + 8 s
+    const RingDescs<S> descs(smem);
     bf16* staging = smem + kStages * S::kElems + wg * 2 * S::kPanelElems;
     auto release = [&](int s) {
       if (threadIdx.x % 128 != 0) return;
@@ -147,18 +146,18 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
     float acc[BN / 2];
     unsigned done[BN / 4];  // the last tile in bf16, stored behind the next tile's first wgmma group
     int done_row = -1, done_col = 0;
-    unsigned it = 0;
+    int it = 0;
     for (int q = cluster; q < num_pairs; q += clusters) {
       int m0, n0;
       tile_of(q, m0, n0);
       for (int kt = 0; kt < tiles_k; ++kt, ++it) {
         const int s = it % kStages;
-        mbar_wait(full0 + 8 * s, it / kStages % 2);
+        mbar_wait(&full[s], unsigned(it / kStages) % 2);
         fence_acc(acc);
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK; kk += 16)
-          wgmma_tile<BN>(acc, descs.a(s, kk), descs.b(s, kk),
+          wgmma_tile<BN>(acc, descs.a(s, 64 * wg, kk), descs.b(s, kk),
                          kt > 0 || kk > 0);
         wgmma_commit();
         if constexpr (S::kTmaEpilogue)

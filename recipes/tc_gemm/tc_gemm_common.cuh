@@ -470,13 +470,6 @@ cudaError_t launch_tma(Plan<Kernel> (*plan_of)(int, int, int, const bf16*, int, 
 
 //! [mbarrier]
 __device__ __forceinline__ unsigned smem_u32(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
-/// v, opaque to the compiler: it is kept in a register from here on, not computed again from what it
-/// was computed from wherever it is used (as the compiler otherwise does inside a loop that is short
-/// of registers).
-__device__ __forceinline__ unsigned opaque(unsigned v) {
-  asm volatile("" : "+r"(v));
-  return v;
-}
 
 /// The first 1024-byte boundary at or after p in shared memory: where the swizzled tiles start (the
 /// kernels ask for 1024 bytes more dynamic shared memory than their tiles need).
@@ -500,19 +493,18 @@ __device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, unsign
 __device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
 }
-/// Waits until the phase of parity `parity` has completed, for the barrier at shared address `bar`.
-__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+/// Waits until the phase of parity `parity` has completed.
+__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
   unsigned done = 0;
   do {
     asm volatile(
         "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 "
         "p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
         : "=r"(done)
-        : "r"(bar), "r"(parity)
+        : "r"(smem_u32(bar)), "r"(parity)
         : "memory");
   } while (!done);
 }
-__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) { mbar_wait(smem_u32(bar), parity); }
 //! [mbarrier]
 
 //! [tma]
@@ -601,27 +593,25 @@ template <class LB>
 __device__ __forceinline__ std::uint64_t b_desc(const bf16* Bs, int kk) {
   return sw128_desc(Bs + LB::offset(kk, 0), LB::kPanel * sizeof(bf16), 1024);
 }
-/// The descriptors of every stage of a ring of S's stages at `smem`, for the 64-row block of A at
-/// `row`, from a pair built once. A descriptor's low word holds the start address in 16-byte units
-/// (a 14-bit field, and the ring lies in the block's shared memory, below 256 KiB), so the operand
-/// of another stage or k slice is one 32-bit add away; built from its address each time (a_desc,
-/// b_desc), a descriptor costs about a dozen integer instructions per wgmma, which the consumer
-/// warps issue between wgmma groups. The low words go through `opaque`, so the compiler keeps them
-/// instead of computing them again inside the loop.
+/// The descriptors of every stage of a ring of S's stages at `smem`, from a pair built once. A
+/// descriptor's low 32 bits hold the start address in 16-byte units (a 14-bit field, and the ring
+/// lies in the block's shared memory, below 256 KiB), so the operand of another stage, row block
+/// or k slice is one 32-bit add away; built from its address each time (a_desc, b_desc), a
+/// descriptor costs about a dozen integer instructions per wgmma, which the consumer warps issue
+/// between wgmma groups.
 template <class S>
 struct RingDescs {
-  std::uint64_t a0, b0;  ///< stage 0, k 0
-  __device__ RingDescs(const bf16* smem, int row)
-      : a0(keep_lo(a_desc<typename S::LA>(smem, row, 0))), b0(keep_lo(b_desc<typename S::LB>(smem + S::kAElems, 0))) {}
-  // Offsets in 16-byte units, i.e. 8 elements: the stage's is one multiply per window, the k
-  // slice's a constant.
-  __device__ std::uint64_t a(unsigned s, int kk) const { return add_lo(a0, s * (S::kBytes / 16) + kk / 8); }
-  __device__ std::uint64_t b(unsigned s, int kk) const {
-    return add_lo(b0, s * (S::kBytes / 16) + S::LB::offset(kk, 0) / 8);
+  std::uint64_t a0, b0;  ///< stage 0: A at row 0, k 0; B at k 0
+  __device__ explicit RingDescs(const bf16* smem)
+      : a0(a_desc<typename S::LA>(smem, 0, 0)), b0(b_desc<typename S::LB>(smem + S::kAElems, 0)) {}
+  __device__ std::uint64_t a(int s, int row, int kk) const {
+    return advance(a0, s * S::kBytes + (S::LA::offset(row, 0) + kk) * sizeof(bf16));
   }
-  __device__ static std::uint64_t keep_lo(std::uint64_t d) { return d >> 32 << 32 | opaque(unsigned(d)); }
-  __device__ static std::uint64_t add_lo(std::uint64_t d, unsigned units) {
-    return d >> 32 << 32 | (unsigned(d) + units);
+  __device__ std::uint64_t b(int s, int kk) const {
+    return advance(b0, s * S::kBytes + S::LB::offset(kk, 0) * sizeof(bf16));
+  }
+  __device__ static std::uint64_t advance(std::uint64_t d, unsigned bytes) {
+    return (d >> 32 << 32) | (unsigned(d) + bytes / 16);
   }
 };
 //! [wgmma descriptors]
