@@ -22,7 +22,8 @@
 /// The tuned table: X(cc, sms, smem_per_sm, regs_per_sm, max_mn, BN, stages, cluster_m,
 /// group_rows), first match wins; entries of one GPU in increasing max_mn.
 // BEGIN TUNED HOPPER TABLE
-#define SMEM_TC_HOPPER_TUNED_TABLE(X)
+#define SMEM_TC_HOPPER_TUNED_TABLE(X) \
+  X(90, 132, 233472, 65536, 4194304, 256, 4, 2, 16) /* H100 SXM: tune_hopper_* at 2048^3 */
 // END TUNED HOPPER TABLE
 
 namespace smem::tc_gemm {
