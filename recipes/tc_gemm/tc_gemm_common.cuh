@@ -596,9 +596,9 @@ __device__ __forceinline__ std::uint64_t b_desc(const bf16* Bs, int kk) {
 /// The descriptors of every stage of a ring of S's stages at `smem`, from a pair built once. A
 /// descriptor's low 32 bits hold the start address in 16-byte units (a 14-bit field, and the ring
 /// lies in the block's shared memory, below 256 KiB), so the operand of another stage, row block
-/// or k slice is one 32-bit add away; built from its address each time (a_desc, b_desc), a
-/// descriptor costs about a dozen integer instructions per wgmma, which the consumer warps issue
-/// between wgmma groups.
+/// or k slice is one 32-bit add away; built from its address each time (a_desc, b_desc), every
+/// descriptor is a chain of shifts, masks and ors that the consumer warps issue between wgmma
+/// groups.
 template <class S>
 struct RingDescs {
   std::uint64_t a0, b0;  ///< stage 0: A at row 0, k 0; B at k 0
