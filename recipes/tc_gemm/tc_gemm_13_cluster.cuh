@@ -157,8 +157,7 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK; kk += 16)
-          wgmma_tile<BN>(acc, descs.a(s, 64 * wg, kk), descs.b(s, kk),
-                         kt > 0 || kk > 0);
+          wgmma_tile<BN>(acc, descs.a(s, 64 * wg, kk), descs.b(s, kk), kt > 0 || kk > 0);
         wgmma_commit();
         if constexpr (S::kTmaEpilogue)
           if (kt == 0 && done_row >= 0) {
