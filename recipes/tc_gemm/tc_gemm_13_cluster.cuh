@@ -16,12 +16,11 @@
 /// inside a group: the blocks running at the same time share a few A row-panels and B
 /// column-panels, which stay in L2, instead of sweeping all of B for every row of tiles.
 ///
-/// The epilogue moves behind the next tile's first windows: a consumer packs its finished tile into
+/// The epilogue moves behind the next tile's first window: a consumer packs its finished tile into
 /// 64 registers of bf16 pairs (pack_tile), issues the next tile's first wgmma group, which
-/// overwrites the fp32 accumulators, and writes one 64-column panel of the packed tile through a
-/// staging panel to a TMA store (store_packed_panel) while each of the first BN / 64 groups runs.
-/// In step 12 both consumers convert and store while the tensor cores wait for them; here each
-/// panel's stores hide behind one wgmma group.
+/// overwrites the fp32 accumulators, and writes the packed tile through the staging panels to TMA
+/// stores (store_packed_tma) while that group runs. In step 12 both consumers convert and store
+/// while the tensor cores wait for them; here the stores overlap the tensor cores' work.
 #pragma once
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -161,9 +160,10 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
           wgmma_tile<BN>(acc, descs.a(s, 64 * wg, kk), descs.b(s, kk), kt > 0 || kk > 0);
         wgmma_commit();
         if constexpr (S::kTmaEpilogue)
-          if (kt < BN / 64 && done_row >= 0)  // panel kt of the last tile, behind this window's group
-            store_packed_tma<BN, typename S::LD>(done, kt, kt + 1, staging, &d_map, done_row, done_col, M, N, D, ldd,
-                                                 1 + wg);
+          if (kt == 0 && done_row >= 0) {
+            store_packed_tma<BN, typename S::LD>(done, staging, &d_map, done_row, done_col, M, N, D, ldd, 1 + wg);
+            done_row = -1;
+          }
         wgmma_wait<1>();
         fence_acc(acc);
         if (kt > 0) release((it - 1) % kStages);
@@ -172,9 +172,6 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
       fence_acc(acc);
       release((it - 1) % kStages);
       if constexpr (S::kTmaEpilogue) {
-        if (done_row >= 0)  // the panels that a K of fewer windows than panels left
-          store_packed_tma<BN, typename S::LD>(done, tiles_k, BN / 64, staging, &d_map, done_row, done_col, M, N, D,
-                                               ldd, 1 + wg);
         pack_tile<BN>(acc, done, m0 + 64 * wg, n0, M, N, alpha, beta, C, ldc);
         done_row = m0 + 64 * wg, done_col = n0;
       } else {  // a tuning candidate: step 11's stores straight from the registers
@@ -183,8 +180,7 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
     }
     if constexpr (S::kTmaEpilogue)
       if (done_row >= 0)
-        store_packed_tma<BN, typename S::LD>(done, 0, BN / 64, staging, &d_map, done_row, done_col, M, N, D, ldd,
-                                             1 + wg);
+        store_packed_tma<BN, typename S::LD>(done, staging, &d_map, done_row, done_col, M, N, D, ldd, 1 + wg);
     if (threadIdx.x % 128 == 0) tma_store_wait_read<0>();
   }
   cluster_sync();  // no block leaves while its neighbour may still copy into it

@@ -780,62 +780,48 @@ __device__ __forceinline__ void pack_tile(const float (&d)[BN / 2], unsigned (&v
       v[2 * j + h] = *reinterpret_cast<const unsigned*>(&b);
     }
 }
-/// Panel p (columns 64 p to 64 p + 63) of one consumer warpgroup's tile packed by pack_tile,
-/// through staging panel p % 2 of `stage` to a TMA store; called from unrolled loops only, so
-/// that p is a constant and v stays in registers. Thread 0 of the warpgroup (`leader`)
-/// issues the store; bar_id is the warpgroup's named barrier. A TMA store clips at 16-byte chunks
-/// of a row, not at elements: where N is not a multiple of 8, the panel holding column N would
-/// overwrite up to 7 elements past it, so the threads store that panel themselves, straight to D.
+/// One consumer warpgroup's epilogue, from a tile packed by pack_tile: its 64 x BN values through
+/// the two staging panels `stage` to a TMA store per 64 columns. Thread 0 of the warpgroup
+/// (`leader`) issues the stores; bar_id is the warpgroup's named barrier. A TMA store clips at
+/// 16-byte chunks of a row, not at elements: where N is not a multiple of 8, the panel holding
+/// column N would overwrite up to 7 elements past it, so the threads store that panel themselves,
+/// straight to D.
 template <int BN, class LD>
-__device__ __forceinline__ void store_packed_panel(const unsigned (&v)[BN / 4], int p, bf16* stage, const CUtensorMap* d_map,
-                                                   int row0, int col0, int M, int N, bf16* D, int ldd, int bar_id) {
+__device__ __forceinline__ void store_packed_tma(const unsigned (&v)[BN / 4], bf16* stage, const CUtensorMap* d_map,
+                                                 int row0, int col0, int M, int N, bf16* D, int ldd, int bar_id) {
   const int t = threadIdx.x % 128;
   const bool leader = t == 0;
-  if (N % 8 != 0 && col0 + 64 * (p + 1) > N) {  // the same for the whole warpgroup
+#pragma unroll
+  for (int p = 0; p < BN / 64; ++p) {
+    if (N % 8 != 0 && col0 + 64 * (p + 1) > N) {  // the same for the whole warpgroup
+#pragma unroll
+      for (int j = 8 * p; j < 8 * p + 8; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = row0 + 16 * (t / 32) + t % 32 / 4 + 8 * h, c = col0 + 8 * j + 2 * (t % 4);
+          const __nv_bfloat162 b = *reinterpret_cast<const __nv_bfloat162*>(&v[2 * j + h]);
+          if (r < M && c < N) D[std::size_t(r) * ldd + c] = b.x;
+          if (r < M && c + 1 < N) D[std::size_t(r) * ldd + c + 1] = b.y;
+        }
+      continue;
+    }
+    bf16* buf = stage + (p % 2) * 64 * 64;
+    if (leader) tma_store_wait_read<1>();  // the store that last read buf is done
+    named_barrier(bar_id, 128);
 #pragma unroll
     for (int j = 8 * p; j < 8 * p + 8; ++j)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int r = row0 + 16 * (t / 32) + t % 32 / 4 + 8 * h, c = col0 + 8 * j + 2 * (t % 4);
-        const __nv_bfloat162 b = *reinterpret_cast<const __nv_bfloat162*>(&v[2 * j + h]);
-        if (r < M && c < N) D[std::size_t(r) * ldd + c] = b.x;
-        if (r < M && c + 1 < N) D[std::size_t(r) * ldd + c + 1] = b.y;
+        const int r = 16 * (t / 32) + t % 32 / 4 + 8 * h, c = 8 * (j - 8 * p) + 2 * (t % 4);
+        *reinterpret_cast<unsigned*>(buf + LD::offset(r, c)) = v[2 * j + h];
       }
-    return;
-  }
-  bf16* buf = stage + (p % 2) * 64 * 64;
-  // The store that last read buf is done: within a tile that is the store before last (the
-  // threads' own panels come only after the tile's last TMA panel); for a tile's first panel,
-  // whose last store is a tile ago, every store.
-  if (leader) {
-    if (p == 0)
-      tma_store_wait_read<0>();
-    else
-      tma_store_wait_read<1>();
-  }
-  named_barrier(bar_id, 128);
-#pragma unroll
-  for (int j = 8 * p; j < 8 * p + 8; ++j)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = 16 * (t / 32) + t % 32 / 4 + 8 * h, c = 8 * (j - 8 * p) + 2 * (t % 4);
-      *reinterpret_cast<unsigned*>(buf + LD::offset(r, c)) = v[2 * j + h];
+    fence_proxy_async();  // the writes above, before the async proxy's read
+    named_barrier(bar_id, 128);
+    if (leader) {
+      tma_store(d_map, col0 + 64 * p, row0, buf);
+      tma_store_commit();
     }
-  fence_proxy_async();  // the writes above, before the async proxy's read
-  named_barrier(bar_id, 128);
-  if (leader) {
-    tma_store(d_map, col0 + 64 * p, row0, buf);
-    tma_store_commit();
   }
-}
-/// Panels first to last - 1 of a packed tile, each with store_packed_panel.
-template <int BN, class LD>
-__device__ __forceinline__ void store_packed_tma(const unsigned (&v)[BN / 4], int first, int last, bf16* stage,
-                                                 const CUtensorMap* d_map, int row0, int col0, int M, int N, bf16* D,
-                                                 int ldd, int bar_id) {
-#pragma unroll
-  for (int p = 0; p < BN / 64; ++p)
-    if (p >= first && p < last) store_packed_panel<BN, LD>(v, p, stage, d_map, row0, col0, M, N, D, ldd, bar_id);
 }
 /// pack_tile, then store_packed_tma: a finished tile stored at once.
 template <int BN, class LD>
@@ -844,7 +830,7 @@ __device__ __forceinline__ void store_tile_tma(const float (&d)[BN / 2], bf16* s
                                                int ldc, bf16* D, int ldd, int bar_id) {
   unsigned v[BN / 4];
   pack_tile<BN>(d, v, row0, col0, M, N, alpha, beta, C, ldc);
-  store_packed_tma<BN, LD>(v, 0, BN / 64, stage, d_map, row0, col0, M, N, D, ldd, bar_id);
+  store_packed_tma<BN, LD>(v, stage, d_map, row0, col0, M, N, D, ldd, bar_id);
 }
 //! [tma epilogue]
 
