@@ -806,7 +806,15 @@ __device__ __forceinline__ void store_packed_tma(const unsigned (&v)[BN / 4], bf
       continue;
     }
     bf16* buf = stage + (p % 2) * 64 * 64;
-    if (leader) tma_store_wait_read<1>();  // the store that last read buf is done
+    // The store that last read buf is done: for p > 0 the store before last (the threads' own
+    // panels come only after a tile's last TMA panel); for p = 0, whose buffer a tile ago may have
+    // been the last one written, every store.
+    if (leader) {
+      if (p == 0)
+        tma_store_wait_read<0>();
+      else
+        tma_store_wait_read<1>();
+    }
     named_barrier(bar_id, 128);
 #pragma unroll
     for (int j = 8 * p; j < 8 * p + 8; ++j)
