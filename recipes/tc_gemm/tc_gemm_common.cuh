@@ -713,10 +713,13 @@ __device__ __forceinline__ void named_barrier(int id, int threads) {
 }
 
 //! [wgmma epilogue]
+/// Where an m64nN wgmma's accumulators lie in its 64 x N tile: thread t of the warpgroup holds
+/// row acc_row(t, h) and columns acc_col(t, j) + e in d[4 j + 2 h + e] (h, e in {0, 1}).
+__device__ __forceinline__ int acc_row(int t, int h) { return 16 * (t / 32) + t % 32 / 4 + 8 * h; }
+__device__ __forceinline__ int acc_col(int t, int j) { return 8 * j + 2 * (t % 4); }
+
 /// D = alpha acc + beta C for the accumulators of one m64nN wgmma whose tile corner is (row0,
-/// col0): thread t of the warpgroup holds rows 16 (t / 32) + t % 32 / 4 + 8 h and columns 8 j + 2
-/// (t % 4) + e in d[4 j + 2 h + e]. Pairs of columns go out as one 4-byte store where D (and C)
-/// allow it.
+/// col0). Pairs of columns go out as one 4-byte store where D (and C) allow it.
 template <int N>
 __device__ __forceinline__ void store_wgmma_acc(const float (&d)[N / 2], int row0, int col0, int M, int N_, float alpha,
                                                 float beta, const bf16* C, int ldc, bf16* D, int ldd) {
@@ -726,7 +729,7 @@ __device__ __forceinline__ void store_wgmma_acc(const float (&d)[N / 2], int row
   for (int j = 0; j < N / 8; ++j)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int r = row0 + 16 * (t / 32) + t % 32 / 4 + 8 * h, c = col0 + 8 * j + 2 * (t % 4);
+      const int r = row0 + acc_row(t, h), c = col0 + acc_col(t, j);
       if (r >= M || c >= N_) continue;
       const float v0 = d[4 * j + 2 * h], v1 = d[4 * j + 2 * h + 1];
       if (pairs && c + 1 < N_) {
@@ -772,7 +775,7 @@ __device__ __forceinline__ void pack_tile(const float (&d)[BN / 2], unsigned (&v
     for (int h = 0; h < 2; ++h) {
       float v0 = alpha * d[4 * j + 2 * h], v1 = alpha * d[4 * j + 2 * h + 1];
       if (beta != 0.0f) {
-        const int r = row0 + 16 * (t / 32) + t % 32 / 4 + 8 * h, c = col0 + 8 * j + 2 * (t % 4);
+        const int r = row0 + acc_row(t, h), c = col0 + acc_col(t, j);
         if (r < M && c < N) v0 += beta * __bfloat162float(C[std::size_t(r) * ldc + c]);
         if (r < M && c + 1 < N) v1 += beta * __bfloat162float(C[std::size_t(r) * ldc + c + 1]);
       }
@@ -798,7 +801,7 @@ __device__ __forceinline__ void store_packed_tma(const unsigned (&v)[BN / 4], bf
       for (int j = 8 * p; j < 8 * p + 8; ++j)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const int r = row0 + 16 * (t / 32) + t % 32 / 4 + 8 * h, c = col0 + 8 * j + 2 * (t % 4);
+          const int r = row0 + acc_row(t, h), c = col0 + acc_col(t, j);
           const __nv_bfloat162 b = *reinterpret_cast<const __nv_bfloat162*>(&v[2 * j + h]);
           if (r < M && c < N) D[std::size_t(r) * ldd + c] = b.x;
           if (r < M && c + 1 < N) D[std::size_t(r) * ldd + c + 1] = b.y;
@@ -820,7 +823,7 @@ __device__ __forceinline__ void store_packed_tma(const unsigned (&v)[BN / 4], bf
     for (int j = 8 * p; j < 8 * p + 8; ++j)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int r = 16 * (t / 32) + t % 32 / 4 + 8 * h, c = 8 * (j - 8 * p) + 2 * (t % 4);
+        const int r = acc_row(t, h), c = acc_col(t, j - 8 * p);
         *reinterpret_cast<unsigned*>(buf + LD::offset(r, c)) = v[2 * j + h];
       }
     fence_proxy_async();  // the writes above, before the async proxy's read
