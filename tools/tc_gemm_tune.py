@@ -13,7 +13,7 @@ against (`tuned_heuristic`, `cluster`). The shapes are grouped into output-size 
 each class, from the smallest, a candidate's cost is its time over the class's fastest, averaged
 over the class's shapes. The candidates within the threshold of the cheapest are equal (their
 difference is within the run-to-run spread; 3% for step 7's candidates, which are different
-kernels, 1% for step 14's, shapes of one kernel whose medians differ by a percent or two): the
+kernels, 1% for step 14's, shapes of one kernel whose medians lie close together): the
 class keeps the previous class's shape if it is
 one of them, else takes the one of them with the least shared memory. The last class covers every
 larger size. With --write, the GPU's entries (its key: compute capability, SMs,
