@@ -16,14 +16,11 @@
 /// inside a group: the blocks running at the same time share a few A row-panels and B
 /// column-panels, which stay in L2, instead of sweeping all of B for every row of tiles.
 ///
-/// The epilogue moves into the next tile's windows: a consumer packs its finished tile into
-/// BN / 4 registers of bf16 pairs (pack_tile), and the next tile's wgmma groups overwrite the fp32
-/// accumulators while the packed tile goes out one 64-column panel per window, through a staging
-/// panel to a TMA store (store_packed_tma). The two consumers take turns: consumer 0 stores its
-/// panels behind windows 0 to BN / 64 - 1, consumer 1 behind the next BN / 64 windows. A consumer
-/// that writes a panel issues no wgmma meanwhile, and it has only a group or two queued on the
-/// tensor cores; while one consumer stores, the other's groups keep the tensor cores busy. In step
-/// 12 both consumers convert and store at once, while the tensor cores wait for them.
+/// The epilogue moves behind the next tile's first window: a consumer packs its finished tile into
+/// 64 registers of bf16 pairs (pack_tile), issues the next tile's first wgmma group, which
+/// overwrites the fp32 accumulators, and writes the packed tile through the staging panels to TMA
+/// stores (store_packed_tma) while that group runs. In step 12 both consumers convert and store
+/// while the tensor cores wait for them; here the stores overlap the tensor cores' work.
 #pragma once
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -147,9 +144,8 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
       }
     };
     float acc[BN / 2];
-    unsigned done[BN / 4];  // the last tile in bf16, a panel behind each of BN / 64 wgmma groups
+    unsigned done[BN / 4];  // the last tile in bf16, stored behind the next tile's first wgmma group
     int done_row = -1, done_col = 0;
-    const int first = wg * (BN / 64);  // the window of the first panel: the consumers take turns
     int it = 0;
     for (int q = cluster; q < num_pairs; q += clusters) {
       int m0, n0;
@@ -164,9 +160,10 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
           wgmma_tile<BN>(acc, descs.a(s, 64 * wg, kk), descs.b(s, kk), kt > 0 || kk > 0);
         wgmma_commit();
         if constexpr (S::kTmaEpilogue)
-          if (done_row >= 0 && kt >= first && kt < first + BN / 64)  // panel kt - first of the last tile
-            store_packed_tma<BN, typename S::LD>(done, kt - first, kt - first + 1, staging, &d_map, done_row, done_col,
-                                                 M, N, D, ldd, 1 + wg);
+          if (kt == 0 && done_row >= 0) {
+            store_packed_tma<BN, typename S::LD>(done, staging, &d_map, done_row, done_col, M, N, D, ldd, 1 + wg);
+            done_row = -1;
+          }
         wgmma_wait<1>();
         fence_acc(acc);
         if (kt > 0) release((it - 1) % kStages);
@@ -175,9 +172,6 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
       fence_acc(acc);
       release((it - 1) % kStages);
       if constexpr (S::kTmaEpilogue) {
-        if (done_row >= 0)  // the panels that a K of too few windows left
-          store_packed_tma<BN, typename S::LD>(done, tiles_k > first ? tiles_k - first : 0, BN / 64, staging, &d_map,
-                                               done_row, done_col, M, N, D, ldd, 1 + wg);
         pack_tile<BN>(acc, done, m0 + 64 * wg, n0, M, N, alpha, beta, C, ldc);
         done_row = m0 + 64 * wg, done_col = n0;
       } else {  // a tuning candidate: step 11's stores straight from the registers
@@ -186,7 +180,7 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
     }
     if constexpr (S::kTmaEpilogue)
       if (done_row >= 0)
-        store_packed_tma<BN, typename S::LD>(done, 0, BN / 64, staging, &d_map, done_row, done_col, M, N, D, ldd, 1 + wg);
+        store_packed_tma<BN, typename S::LD>(done, staging, &d_map, done_row, done_col, M, N, D, ldd, 1 + wg);
     if (threadIdx.x % 128 == 0) tma_store_wait_read<0>();
   }
   cluster_sync();  // no block leaves while its neighbour may still copy into it

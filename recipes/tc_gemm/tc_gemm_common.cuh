@@ -783,22 +783,19 @@ __device__ __forceinline__ void pack_tile(const float (&d)[BN / 2], unsigned (&v
       v[2 * j + h] = *reinterpret_cast<const unsigned*>(&b);
     }
 }
-/// One consumer warpgroup's epilogue, from a tile packed by pack_tile: panels `first` to
-/// `last` - 1 of its 64 x BN values (64 columns each) through the two staging panels `stage` to a
-/// TMA store each; a whole tile is panels 0 to BN / 64, and a tile stored a panel at a time must
-/// take them in order. Thread 0 of the warpgroup (`leader`) issues the stores; bar_id is the
-/// warpgroup's named barrier. A TMA store clips at 16-byte chunks of a row, not at elements: where
-/// N is not a multiple of 8, the panel holding column N would overwrite up to 7 elements past it,
-/// so the threads store that panel themselves, straight to D.
+/// One consumer warpgroup's epilogue, from a tile packed by pack_tile: its 64 x BN values through
+/// the two staging panels `stage` to a TMA store per 64 columns. Thread 0 of the warpgroup
+/// (`leader`) issues the stores; bar_id is the warpgroup's named barrier. A TMA store clips at
+/// 16-byte chunks of a row, not at elements: where N is not a multiple of 8, the panel holding
+/// column N would overwrite up to 7 elements past it, so the threads store that panel themselves,
+/// straight to D.
 template <int BN, class LD>
-__device__ __forceinline__ void store_packed_tma(const unsigned (&v)[BN / 4], int first, int last, bf16* stage,
-                                                 const CUtensorMap* d_map, int row0, int col0, int M, int N, bf16* D,
-                                                 int ldd, int bar_id) {
+__device__ __forceinline__ void store_packed_tma(const unsigned (&v)[BN / 4], bf16* stage, const CUtensorMap* d_map,
+                                                 int row0, int col0, int M, int N, bf16* D, int ldd, int bar_id) {
   const int t = threadIdx.x % 128;
   const bool leader = t == 0;
 #pragma unroll
-  for (int p = 0; p < BN / 64; ++p) {  // unrolled, so that v stays in registers
-    if (p < first || p >= last) continue;
+  for (int p = 0; p < BN / 64; ++p) {
     if (N % 8 != 0 && col0 + 64 * (p + 1) > N) {  // the same for the whole warpgroup
 #pragma unroll
       for (int j = 8 * p; j < 8 * p + 8; ++j)
@@ -844,7 +841,7 @@ __device__ __forceinline__ void store_tile_tma(const float (&d)[BN / 2], bf16* s
                                                int ldc, bf16* D, int ldd, int bar_id) {
   unsigned v[BN / 4];
   pack_tile<BN>(d, v, row0, col0, M, N, alpha, beta, C, ldc);
-  store_packed_tma<BN, LD>(v, 0, BN / 64, stage, d_map, row0, col0, M, N, D, ldd, bar_id);
+  store_packed_tma<BN, LD>(v, stage, d_map, row0, col0, M, N, D, ldd, bar_id);
 }
 //! [tma epilogue]
 
