@@ -9,13 +9,13 @@
 /// is paid once per SM instead of once per tile. The first wgmma of a tile overwrites the
 /// accumulators (scale-d = 0) instead of zeroing 128 registers.
 ///
-/// The epilogue: each consumer warpgroup converts its 64 x 256 accumulators to bf16 one 64 x 64
-/// panel at a time into a swizzled staging buffer (TmaTile, conflict-free 4-byte writes), and one
-/// thread stores the panel with `cp.async.bulk.tensor` (rows past M are clipped by the copy; a panel
-/// that ends inside a 16-byte chunk of a row is stored by the threads; store_tile_tma in
-/// tc_gemm_common.cuh, shared with steps 13 and 14).
-/// Two staging buffers per warpgroup alternate, so converting a panel overlaps storing the one
-/// before. D too must then have 16-byte aligned rows (cudaErrorInvalidValue otherwise).
+/// The epilogue: each consumer warpgroup converts its 64 x 256 accumulators to bf16 pairs, then
+/// writes them one 64 x 64 panel at a time into a swizzled staging buffer (TmaTile, conflict-free
+/// 4-byte writes), and one thread stores the panel with `cp.async.bulk.tensor` (rows past M are
+/// clipped by the copy; a panel that ends inside a 16-byte chunk of a row is stored by the threads;
+/// store_tile_tma in tc_gemm_common.cuh, whose two halves, pack_tile and store_packed_tma, step 13
+/// calls apart). Two staging buffers per warpgroup alternate, so writing a panel overlaps storing
+/// the one before. D too must then have 16-byte aligned rows (cudaErrorInvalidValue otherwise).
 #pragma once
 #include <cuda.h>
 #include <cuda_runtime.h>
