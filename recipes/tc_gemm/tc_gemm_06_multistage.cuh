@@ -10,6 +10,9 @@
 /// finished the window before, whose stage it refills at the start of the next. One barrier per
 /// window instead of two, the load latency hidden behind Stages - 1 windows of mma.sync, and the
 /// fragments of the next step of 16 loaded while the current one multiplies.
+/// Two details keep the loop's instructions few: each lane computes its swizzled ldmatrix offsets
+/// once (LaneFrags), and a block whose every window lies inside A and B runs a copy of the loop
+/// without the bounds-checked copies, which also keeps ptxas from spilling the 64 x 64 warp tile.
 /// The block, warp and stage shape is a template parameter (TcShape): more warps per block and
 /// larger warp tiles mean more mma.sync per ldmatrix; the dynamic shared memory (Stages x 48 KB
 /// for 128 x 256 x 64) goes past the 48 KB static limit, so the launch opts in.
@@ -20,6 +23,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <type_traits>
 
 #include "tc_gemm_common.cuh"
 
@@ -44,6 +48,38 @@ struct TcShape {
   static_assert(BK % 64 == 0 && Stages >= 2, "128-byte swizzled rows, at least two stages");
 };
 //! [shape]
+
+//! [lane frags]
+/// This lane's ldmatrix rows in a stage, as byte offsets computed once. The swizzle of a row
+/// depends only on row % 8, so A's row blocks 16 rows apart, and B's steps of 16 rows, are one
+/// offset plus a constant: each ldmatrix then costs one add to a register, not a swizzle.
+template <class S>
+struct LaneFrags {
+  static constexpr int kSteps = S::kBK / 16;
+  unsigned a[kSteps];      // A, row wm + lane % 16, columns 16 s + lane / 16 * 8
+  unsigned b[S::kNJ / 2];  // B, row ldsm_b_row(lane), columns wn + 16 j + lane / 16 * 8
+  __device__ LaneFrags(int wm, int wn, int lane) {
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s)
+      a[s] = 2 * S::LA::offset(wm + ldsm_a_row(lane), 16 * s + ldsm_a_col(lane));
+#pragma unroll
+    for (int j = 0; j < S::kNJ / 2; ++j)
+      b[j] = 2 * (S::kAElems + S::LB::offset(ldsm_b_row(lane), wn + 16 * j + ldsm_b_col(lane)));
+  }
+  /// The fragments of step s (K columns 16 s to 16 s + 15) of the stage at shared address `stage`.
+  __device__ __forceinline__ void load(unsigned (&fa)[S::kMI][4], unsigned (&fb)[S::kNJ][2], unsigned stage,
+                                       int s) const {
+#pragma unroll
+    for (int i = 0; i < S::kMI; ++i) ldmatrix_x4(fa[i], stage + a[s] + 2 * 16 * i * S::kBK);
+#pragma unroll
+    for (int j = 0; j < S::kNJ / 2; ++j) {
+      unsigned r[4];
+      ldmatrix_x4_trans(r, stage + b[j] + 2 * 16 * s * S::kBN);
+      fb[2 * j][0] = r[0], fb[2 * j][1] = r[1], fb[2 * j + 1][0] = r[2], fb[2 * j + 1][1] = r[3];
+    }
+  }
+};
+//! [lane frags]
 
 //! [multistage kernel]
 template <class S, bool kRows16>
@@ -70,15 +106,16 @@ __global__ void __launch_bounds__(S::kThreads, 1) multistage_kernel(int M, int N
   const bf16* b_src = B + std::size_t(br) * ldb + n0 + bc;
   const int a_dst = LA::offset(ar, ac), b_dst = S::kAElems + LB::offset(br, bc);
 
-  auto load_stage = [&](int stage, int kt) {
+  // fast: a compile-time flag, true in the main loop of a block whose every window is interior.
+  auto load_stage = [&](auto fast, int stage, int kt) {
     bf16* As = smem + stage * S::kStageElems;
     bf16* Bs = As + S::kAElems;
     if constexpr (kRows16) {
-      if (interior && (kt + 1) * BK <= K) {
+      if (decltype(fast)::value || (interior && (kt + 1) * BK <= K)) {
         copy_tile_async_interior<BM, BK, kThreads, LA>(smem + stage * S::kStageElems + a_dst, a_src + kt * BK, lda);
         copy_tile_async_interior<BK, BN, kThreads, LB>(smem + stage * S::kStageElems + b_dst,
                                                        b_src + std::size_t(kt) * BK * ldb, ldb);
-      } else {
+      } else if constexpr (!decltype(fast)::value) {
         copy_tile_async<BM, BK, kThreads, LA>(As, A, lda, m0, kt * BK, M, K);
         copy_tile_async<BK, BN, kThreads, LB>(Bs, B, ldb, kt * BK, n0, K, N);
       }
@@ -91,7 +128,7 @@ __global__ void __launch_bounds__(S::kThreads, 1) multistage_kernel(int M, int N
   // Prologue: windows 0 .. Stages - 2 in flight, one commit group each (empty past the end).
 #pragma unroll
   for (int s = 0; s < S::kStages - 1; ++s) {
-    if (s < tiles_k) load_stage(s, s);
+    if (s < tiles_k) load_stage(std::false_type{}, s, s);
     cp_async_commit();
   }
   cp_async_wait<S::kStages - 2>();  // window 0 has landed, for this thread
@@ -102,31 +139,37 @@ __global__ void __launch_bounds__(S::kThreads, 1) multistage_kernel(int M, int N
   constexpr int kSteps = BK / 16;
   float acc[S::kMI][S::kNJ][4] = {};
   unsigned a[2][S::kMI][4], b[2][S::kNJ][2];
-  const bf16* As = smem;
-  const bf16* Bs = As + S::kAElems;
-  load_a_frags<S::kMI, LA>(a[0], As, wm, 0, lane);
-  load_b_frags<S::kNJ, LB>(b[0], Bs, wn, 0, lane);
-  for (int kt = 0; kt < tiles_k; ++kt) {
+  const LaneFrags<S> frags(wm, wn, lane);
+  const unsigned stage0 = smem_u32(smem);
+  unsigned stage = stage0;  // the stage of window kt
+  frags.load(a[0], b[0], stage, 0);
+  // Blocks inside D whose K is a whole number of windows run a copy of the loop without the
+  // bounds-checked copies: with both copy paths in one loop, ptxas spills registers of the 64 x 64
+  // warp tiles.
+  auto main_loop = [&](auto fast) {
+    for (int kt = 0; kt < tiles_k; ++kt) {
 #pragma unroll
-    for (int s = 0; s < kSteps; ++s) {
-      if (s == 0) {  // refill the stage window kt - 1 used: every warp is past its last read of it
-        if (kt + S::kStages - 1 < tiles_k) load_stage((kt + S::kStages - 1) % S::kStages, kt + S::kStages - 1);
-        cp_async_commit();
+      for (int s = 0; s < kSteps; ++s) {
+        if (s == 0) {  // refill the stage window kt - 1 used: every warp is past its last read of it
+          if (kt + S::kStages - 1 < tiles_k) load_stage(fast, (kt + S::kStages - 1) % S::kStages, kt + S::kStages - 1);
+          cp_async_commit();
+        }
+        if (s + 1 < kSteps) {
+          frags.load(a[(s + 1) % 2], b[(s + 1) % 2], stage, s + 1);
+        } else if (kt + 1 < tiles_k) {  // next window: one barrier per window
+          cp_async_wait<S::kStages - 2>();
+          __syncthreads();
+          stage = stage0 + (kt + 1) % S::kStages * S::kStageElems * unsigned(sizeof(bf16));
+          frags.load(a[(s + 1) % 2], b[(s + 1) % 2], stage, 0);
+        }
+        warp_mma(acc, a[s % 2], b[s % 2]);
       }
-      if (s + 1 < kSteps) {
-        load_a_frags<S::kMI, LA>(a[(s + 1) % 2], As, wm, 16 * (s + 1), lane);
-        load_b_frags<S::kNJ, LB>(b[(s + 1) % 2], Bs, wn, 16 * (s + 1), lane);
-      } else if (kt + 1 < tiles_k) {  // next window: one barrier per window
-        cp_async_wait<S::kStages - 2>();
-        __syncthreads();
-        As = smem + (kt + 1) % S::kStages * S::kStageElems;
-        Bs = As + S::kAElems;
-        load_a_frags<S::kMI, LA>(a[(s + 1) % 2], As, wm, 0, lane);
-        load_b_frags<S::kNJ, LB>(b[(s + 1) % 2], Bs, wn, 0, lane);
-      }
-      warp_mma(acc, a[s % 2], b[s % 2]);
     }
-  }
+  };
+  if (kRows16 && interior && K % BK == 0)
+    main_loop(std::true_type{});
+  else
+    main_loop(std::false_type{});
   cp_async_wait<0>();  // nothing real is pending; leave no copy behind the block's exit
   store_acc(acc, m0 + wm, n0 + wn, lane, M, N, alpha, beta, C, ldc, D, ldd);
 }

@@ -231,20 +231,26 @@ __device__ __forceinline__ void copy_tile_async(bf16* s, const bf16* g, int ld, 
 // ---- Steps 3 to 7: PTX wrappers (sm_80 and later). ----
 
 //! [ptx]
-/// ldmatrix.x4: four 8 x 8 bf16 matrices; lane l gives the address of row l % 8 of matrix l / 8
-/// (16 bytes each) and receives one 32-bit register of each matrix.
-__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const bf16* row) {
-  const unsigned a = unsigned(__cvta_generic_to_shared(row));
+/// The shared-memory address (state space .shared) of a generic pointer into shared memory.
+__device__ __forceinline__ unsigned smem_u32(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
+/// ldmatrix.x4: four 8 x 8 bf16 matrices; lane l gives the shared-memory address of row l % 8 of
+/// matrix l / 8 (16 bytes each) and receives one 32-bit register of each matrix.
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned row) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(a));
+               : "r"(row));
+}
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const bf16* row) {
+  ldmatrix_x4(r, smem_u32(row));
 }
 /// The same, each matrix transposed (a row-major K x N tile read as the column-major B operand).
-__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const bf16* row) {
-  const unsigned a = unsigned(__cvta_generic_to_shared(row));
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned row) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(a));
+               : "r"(row));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const bf16* row) {
+  ldmatrix_x4_trans(r, smem_u32(row));
 }
 /// d += a * b on a 16 x 8 x 16 tile: bf16 A (row) and B (col) fragments, fp32 accumulators.
 __device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
@@ -469,7 +475,6 @@ cudaError_t launch_tma(Plan<Kernel> (*plan_of)(int, int, int, const bf16*, int, 
 }
 
 //! [mbarrier]
-__device__ __forceinline__ unsigned smem_u32(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
 
 /// The first 1024-byte boundary at or after p in shared memory: where the swizzled tiles start (the
 /// kernels ask for 1024 bytes more dynamic shared memory than their tiles need).
