@@ -151,6 +151,11 @@ std::vector<Case> cases() {
       {65, 301, 8, 8, 304, 304, 304, 1.0f, 0.5f},
       {333, 517, 1000, 1000, 520, 520, 520, 0.75f, 0.5f},
       {257, 513, 136, 136, 520, 520, 520, 1.0f, -1.0f, 0, true},
+      // K a whole number of 64-wide windows: step 6's interior blocks take the loop without the
+      // bounds-checked copies, the edge blocks of the same launch the other; then the same with
+      // rows that are not 16-byte aligned, where no block may take it.
+      {300, 600, 256, 264, 608, 600, 600, 1.0f, 0.5f},
+      {160, 272, 128, 131, 272, 272, 272, 1.0f, 0.0f},
   };
   if (!smem::test::small_shapes_only()) {
     v.push_back({1000, 999, 1001, 1001, 999, 999, 1000, 1.0f, 0.25f});
