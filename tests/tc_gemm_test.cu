@@ -240,8 +240,9 @@ TEST_SUITE("gpu") {
       if (v == tc::Variant::wmma_global || v == tc::Variant::wmma_smem) continue;  // slow; checked above
       for (auto [M, N, K] : {std::array<int, 3>{2048, 2048, 2048}, {4000, 3000, 1000}})
         check_against_cublas(v, M, N, K, K, N, N);
-      // Several tiles per block of the persistent steps, a ragged right edge (N not a multiple of
-      // 8, rows padded to 16 bytes) and fewer windows of K than the epilogue spreads a tile over.
+      // Several tiles per block of the persistent steps (a tile's stores behind the next tile's
+      // first window), a ragged right edge (N not a multiple of 8, rows padded to 16 bytes) and
+      // K of five windows, the last one partial.
       check_against_cublas(v, 2100, 2001, 300, 304, 2008, 2008);
     }
   }

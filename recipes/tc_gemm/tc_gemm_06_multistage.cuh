@@ -12,7 +12,8 @@
 /// fragments of the next step of 16 loaded while the current one multiplies.
 /// Two details keep the loop's instructions few: each lane computes its swizzled ldmatrix offsets
 /// once (LaneFrags), and a block whose every window lies inside A and B runs a copy of the loop
-/// without the bounds-checked copies, which also keeps ptxas from spilling the 64 x 64 warp tile.
+/// without the bounds-checked copies; with 64 x 64 warp tiles ptxas still spills registers, but
+/// only in the other loop.
 /// The block, warp and stage shape is a template parameter (TcShape): more warps per block and
 /// larger warp tiles mean more mma.sync per ldmatrix; the dynamic shared memory (Stages x 48 KB
 /// for 128 x 256 x 64) goes past the 48 KB static limit, so the launch opts in.
@@ -144,8 +145,8 @@ __global__ void __launch_bounds__(S::kThreads, 1) multistage_kernel(int M, int N
   unsigned stage = stage0;  // the stage of window kt
   frags.load(a[0], b[0], stage, 0);
   // Blocks inside D whose K is a whole number of windows run a copy of the loop without the
-  // bounds-checked copies: with both copy paths in one loop, ptxas spills registers of the 64 x 64
-  // warp tiles.
+  // bounds-checked copies: with both copy paths in one loop, ptxas spilled registers of the 64 x 64
+  // warp tiles inside it.
   auto main_loop = [&](auto fast) {
     for (int kt = 0; kt < tiles_k; ++kt) {
 #pragma unroll
