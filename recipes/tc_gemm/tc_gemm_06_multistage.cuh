@@ -14,6 +14,9 @@
 /// once (LaneFrags), and a block whose every window lies inside A and B runs a copy of the loop
 /// without the bounds-checked copies; with 64 x 64 warp tiles ptxas still spills registers, but
 /// only in the other loop.
+/// Blocks take their tiles in groups of eight tile-rows, column by column (grouped_tile, as step
+/// 13's scheduler does): a wave then reads a few panels of A and B from L2, where row by row it
+/// read all of B again from DRAM once B outgrows L2.
 /// The block, warp and stage shape is a template parameter (TcShape): more warps per block and
 /// larger warp tiles mean more mma.sync per ldmatrix; the dynamic shared memory (Stages x 48 KB
 /// for 128 x 256 x 64) goes past the 48 KB static limit, so the launch opts in.
@@ -39,6 +42,7 @@ namespace smem::tc_gemm {
 template <int BM, int BN, int BK, int WM, int WN, int Stages>
 struct TcShape {
   static constexpr int kBM = BM, kBN = BN, kBK = BK, kWM = WM, kWN = WN, kStages = Stages;
+  static constexpr int kGroupRows = 8;  ///< tile-rows per group of the block order (grouped_tile)
   static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN, kThreads = 32 * kWarpsM * kWarpsN;
   static constexpr int kMI = WM / 16, kNJ = WN / 8;  ///< the warp's mma tiles of 16 x 8
   using LA = SwizzledTile<BK>;
@@ -93,7 +97,7 @@ __global__ void __launch_bounds__(S::kThreads, 1) multistage_kernel(int M, int N
   using LB = typename S::LB;
   extern __shared__ __align__(128) bf16 smem[];  // Stages x [A tile | B tile]
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const TileCoord t = row_major_tile((N + BN - 1) / BN);
+  const TileCoord t = grouped_tile(int(blockIdx.x), S::kGroupRows, (M + BM - 1) / BM, (N + BN - 1) / BN);
   const int m0 = t.m * BM, n0 = t.n * BN;
   const int wm = warp / S::kWarpsN * S::kWM, wn = warp % S::kWarpsN * S::kWN;
   const int tiles_k = (K + BK - 1) / BK;

@@ -92,11 +92,9 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
   const int cluster = blockIdx.x / kCM, clusters = gridDim.x / kCM;
   // Pair q: its pair-row and column in the grouped order; this block takes row kCM pm + rank.
   auto tile_of = [&](int q, int& m0, int& n0) {
-    const int first = q / (S::kGroupRows * tiles_n) * S::kGroupRows;
-    const int rows = pair_rows - first < S::kGroupRows ? pair_rows - first : S::kGroupRows;
-    const int in_group = q % (S::kGroupRows * tiles_n);
-    m0 = ((first + in_group % rows) * kCM + int(rank)) * BM;
-    n0 = in_group / rows * BN;
+    const TileCoord p = grouped_tile(q, S::kGroupRows, pair_rows, tiles_n);
+    m0 = (p.m * kCM + int(rank)) * BM;
+    n0 = p.n * BN;
   };
 
   if (threadIdx.x == 0) {

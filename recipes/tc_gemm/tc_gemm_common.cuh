@@ -153,6 +153,16 @@ __device__ __forceinline__ TileCoord row_major_tile(int tiles_n) {
   return {int(blockIdx.x / unsigned(tiles_n)), int(blockIdx.x % unsigned(tiles_n))};
 }
 
+/// Tile q when the tiles_m x tiles_n tiles are walked in groups of `group` tile-rows, column by
+/// column inside a group: the blocks that run at the same time share a few row-panels of A and
+/// column-panels of B, which stay in L2, instead of sweeping all of B for every row of tiles.
+__device__ __forceinline__ TileCoord grouped_tile(int q, int group, int tiles_m, int tiles_n) {
+  const int first = q / (group * tiles_n) * group;
+  const int rows = tiles_m - first < group ? tiles_m - first : group;
+  const int in_group = q % (group * tiles_n);
+  return {first + in_group % rows, in_group / rows};
+}
+
 //! [epilogue]
 /// D[r][c] = alpha * acc + beta * C[r][c] in fp32, rounded to bf16 once; C is not read when
 /// beta == 0. Out-of-range elements are skipped.
