@@ -7,9 +7,13 @@
 /// in commit groups, so the block keeps Stages - 1 K-windows in flight while it computes one.
 /// Before the last step of a window it waits for the next window's group
 /// (`cp.async.wait_group Stages - 2`) and passes one barrier, which also tells it that every warp
-/// finished the window before, whose stage it refills at the start of the next. One barrier per
-/// window instead of two, the load latency hidden behind Stages - 1 windows of mma.sync, and the
+/// finished the window before, whose stage it refills during the next. One barrier per window
+/// instead of two, the load latency hidden behind Stages - 1 windows of mma.sync, and the
 /// fragments of the next step of 16 loaded while the current one multiplies.
+/// The refill comes in two halves, A's tile at a window's first step and B's at its middle step.
+/// A `cp.async` holds its address registers until the memory pipe takes it, and ptxas gives the
+/// next copies and ldmatrix those registers: in one burst of all the copies, warps stalled on them
+/// (long scoreboard); in two halves each burst waits behind fewer.
 /// Two details keep the loop's instructions few: each lane computes its swizzled ldmatrix offsets
 /// once (LaneFrags), and a block whose every window lies inside A and B runs a copy of the loop
 /// without the bounds-checked copies; with 64 x 64 warp tiles ptxas still spills registers, but
@@ -111,21 +115,26 @@ __global__ void __launch_bounds__(S::kThreads, 1) multistage_kernel(int M, int N
   const bf16* b_src = B + std::size_t(br) * ldb + n0 + bc;
   const int a_dst = LA::offset(ar, ac), b_dst = S::kAElems + LB::offset(br, bc);
 
-  // fast: a compile-time flag, true in the main loop of a block whose every window is interior.
-  auto load_stage = [&](auto fast, int stage, int kt) {
+  // Copies A's tile (part 0) or B's (part 1) of window kt into stage `stage`. fast: a compile-time
+  // flag, true in the main loop of a block whose every window is interior.
+  auto load_part = [&](auto fast, int part, int stage, int kt) {
     bf16* As = smem + stage * S::kStageElems;
     bf16* Bs = As + S::kAElems;
     if constexpr (kRows16) {
       if (decltype(fast)::value || (interior && (kt + 1) * BK <= K)) {
-        copy_tile_async_interior<BM, BK, kThreads, LA>(smem + stage * S::kStageElems + a_dst, a_src + kt * BK, lda);
-        copy_tile_async_interior<BK, BN, kThreads, LB>(smem + stage * S::kStageElems + b_dst,
-                                                       b_src + std::size_t(kt) * BK * ldb, ldb);
+        if (part == 0)
+          copy_tile_async_interior<BM, BK, kThreads, LA>(As + a_dst, a_src + kt * BK, lda);
+        else
+          copy_tile_async_interior<BK, BN, kThreads, LB>(As + b_dst, b_src + std::size_t(kt) * BK * ldb, ldb);
       } else if constexpr (!decltype(fast)::value) {
-        copy_tile_async<BM, BK, kThreads, LA>(As, A, lda, m0, kt * BK, M, K);
-        copy_tile_async<BK, BN, kThreads, LB>(Bs, B, ldb, kt * BK, n0, K, N);
+        if (part == 0)
+          copy_tile_async<BM, BK, kThreads, LA>(As, A, lda, m0, kt * BK, M, K);
+        else
+          copy_tile_async<BK, BN, kThreads, LB>(Bs, B, ldb, kt * BK, n0, K, N);
       }
-    } else {
+    } else if (part == 0) {
       load_tile<BM, BK, kThreads, LA, false>(As, A, lda, m0, kt * BK, M, K);
+    } else {
       load_tile<BK, BN, kThreads, LB, false>(Bs, B, ldb, kt * BK, n0, K, N);
     }
   };
@@ -133,7 +142,7 @@ __global__ void __launch_bounds__(S::kThreads, 1) multistage_kernel(int M, int N
   // Prologue: windows 0 .. Stages - 2 in flight, one commit group each (empty past the end).
 #pragma unroll
   for (int s = 0; s < S::kStages - 1; ++s) {
-    if (s < tiles_k) load_stage(std::false_type{}, s, s);
+    if (s < tiles_k) load_part(std::false_type{}, 0, s, s), load_part(std::false_type{}, 1, s, s);
     cp_async_commit();
   }
   cp_async_wait<S::kStages - 2>();  // window 0 has landed, for this thread
@@ -155,9 +164,12 @@ __global__ void __launch_bounds__(S::kThreads, 1) multistage_kernel(int M, int N
     for (int kt = 0; kt < tiles_k; ++kt) {
 #pragma unroll
       for (int s = 0; s < kSteps; ++s) {
-        if (s == 0) {  // refill the stage window kt - 1 used: every warp is past its last read of it
-          if (kt + S::kStages - 1 < tiles_k) load_stage(fast, (kt + S::kStages - 1) % S::kStages, kt + S::kStages - 1);
-          cp_async_commit();
+        // Refill the stage window kt - 1 used (every warp is past its last read of it): A's tile at
+        // the first step, B's at the middle one, one commit group for both.
+        if (s == 0 || s == kSteps / 2) {
+          const int next = kt + S::kStages - 1;
+          if (next < tiles_k) load_part(fast, s == 0 ? 0 : 1, next % S::kStages, next);
+          if (s == kSteps / 2) cp_async_commit();
         }
         if (s + 1 < kSteps) {
           frags.load(a[(s + 1) % 2], b[(s + 1) % 2], stage, s + 1);
