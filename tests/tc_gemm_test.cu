@@ -10,6 +10,7 @@
 
 #include <tc_gemm/tc_gemm.cuh>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -297,6 +298,37 @@ TEST_SUITE("host") {
       const auto c = r.cost();
       CHECK(c.wavefronts == 8 * c.phases);
     });
+  }
+
+  TEST_CASE("tc_gemm grouped_tile: every tile once, groups of tile-rows walked column by column") {
+    using smem::tc_gemm::grouped_tile;
+    for (int group : {1, 2, 3, 8, 16})
+      for (int tiles_m : {1, 2, 7, 8, 9, 17, 33})
+        for (int tiles_n : {1, 3, 8, 31}) {
+          CAPTURE(group), CAPTURE(tiles_m), CAPTURE(tiles_n);
+          std::vector<int> seen(std::size_t(tiles_m) * tiles_n, 0);
+          bool in_range = true, ordered = true;
+          for (int q = 0; q < tiles_m * tiles_n; ++q) {
+            const auto t = grouped_tile(q, group, tiles_m, tiles_n);
+            if (t.m < 0 || t.m >= tiles_m || t.n < 0 || t.n >= tiles_n) {
+              in_range = false;
+              continue;
+            }
+            ++seen[std::size_t(t.m) * tiles_n + t.n];
+            // Inside a group the next tile is one row down, or the group's first row one column right.
+            const int first = t.m / group * group, rows = std::min(group, tiles_m - first);
+            if (q + 1 < tiles_m * tiles_n && t.m - first < rows - 1) {
+              const auto u = grouped_tile(q + 1, group, tiles_m, tiles_n);
+              ordered = ordered && u.m == t.m + 1 && u.n == t.n;
+            } else if (q + 1 < tiles_m * tiles_n) {  // the group's next column, or the next group
+              const auto u = grouped_tile(q + 1, group, tiles_m, tiles_n);
+              ordered = ordered && (t.n + 1 < tiles_n ? u.m == first && u.n == t.n + 1 : u.m == first + rows && u.n == 0);
+            }
+          }
+          CHECK(in_range);
+          CHECK(ordered);
+          CHECK(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }));
+        }
   }
 
   TEST_CASE("tc_gemm contract: what check_args() makes of degenerate, in-place and overlapping operands") {

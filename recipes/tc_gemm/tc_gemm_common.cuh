@@ -156,7 +156,7 @@ __device__ __forceinline__ TileCoord row_major_tile(int tiles_n) {
 /// Tile q when the tiles_m x tiles_n tiles are walked in groups of `group` tile-rows, column by
 /// column inside a group: the blocks that run at the same time share a few row-panels of A and
 /// column-panels of B, which stay in L2, instead of sweeping all of B for every row of tiles.
-__device__ __forceinline__ TileCoord grouped_tile(int q, int group, int tiles_m, int tiles_n) {
+__host__ __device__ __forceinline__ TileCoord grouped_tile(int q, int group, int tiles_m, int tiles_n) {
   const int first = q / (group * tiles_n) * group;
   const int rows = tiles_m - first < group ? tiles_m - first : group;
   const int in_group = q % (group * tiles_n);
