@@ -305,7 +305,9 @@ TEST_SUITE("host") {
     for (int group : {1, 2, 3, 8, 16})
       for (int tiles_m : {1, 2, 7, 8, 9, 17, 33})
         for (int tiles_n : {1, 3, 8, 31}) {
-          CAPTURE(group), CAPTURE(tiles_m), CAPTURE(tiles_n);
+          CAPTURE(group);
+          CAPTURE(tiles_m);
+          CAPTURE(tiles_n);
           std::vector<int> seen(std::size_t(tiles_m) * tiles_n, 0);
           bool in_range = true, ordered = true;
           for (int q = 0; q < tiles_m * tiles_n; ++q) {
