@@ -142,7 +142,10 @@ __global__ void __launch_bounds__(S::kThreads, 1) multistage_kernel(int M, int N
   // Prologue: windows 0 .. Stages - 2 in flight, one commit group each (empty past the end).
 #pragma unroll
   for (int s = 0; s < S::kStages - 1; ++s) {
-    if (s < tiles_k) load_part(std::false_type{}, 0, s, s), load_part(std::false_type{}, 1, s, s);
+    if (s < tiles_k) {
+      load_part(std::false_type{}, 0, s, s);
+      load_part(std::false_type{}, 1, s, s);
+    }
     cp_async_commit();
   }
   cp_async_wait<S::kStages - 2>();  // window 0 has landed, for this thread

@@ -90,7 +90,7 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
   const int tiles_n = (N + BN - 1) / BN, tiles_k = (K + BK - 1) / BK;
   const int pair_rows = ((M + BM - 1) / BM + kCM - 1) / kCM, num_pairs = pair_rows * tiles_n;
   const int cluster = blockIdx.x / kCM, clusters = gridDim.x / kCM;
-  // Pair q: its pair-row and column in the grouped order; this block takes row kCM pm + rank.
+  // Pair q: its pair-row p.m and column p.n in the grouped order; this block takes row kCM p.m + rank.
   auto tile_of = [&](int q, int& m0, int& n0) {
     const TileCoord p = grouped_tile(q, S::kGroupRows, pair_rows, tiles_n);
     m0 = (p.m * kCM + int(rank)) * BM;
