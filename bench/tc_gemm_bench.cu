@@ -98,8 +98,8 @@ cudaError_t mma_roof(const Shape& s, float* sink) {
   return cudaGetLastError();
 }
 
-// The ldmatrix roof: step 6's warp loop with its default shape (8 warps of 64 x 64, fragments
-// double-buffered, one barrier per window of 64) over one resident swizzled stage, with no
+// The ldmatrix roof: step 6's warp loop with its default shape (8 warps of 64 x 64, LaneFrags'
+// fragment loads, double-buffered, one barrier per window of 64) over one resident swizzled stage, with no
 // global-to-shared copies; one block per SM, each running its share of the shape's windows. The
 // gap to mma_roof is the cost of the ldmatrix reads; the gap from it to step 6 is the cost of
 // filling shared memory from global memory.
@@ -114,18 +114,17 @@ __global__ void __launch_bounds__(RoofShape::kThreads, 1) ldsm_roof_kernel(int w
   __syncthreads();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int wm = warp / S::kWarpsN * S::kWM, wn = warp % S::kWarpsN * S::kWN;
-  const bf16 *As = stage, *Bs = stage + S::kAElems;
   float acc[S::kMI][S::kNJ][4] = {};
   unsigned a[2][S::kMI][4], b[2][S::kNJ][2];
-  tc::load_a_frags<S::kMI, S::LA>(a[0], As, wm, 0, lane);
-  tc::load_b_frags<S::kNJ, S::LB>(b[0], Bs, wn, 0, lane);
+  const tc::LaneFrags<S> frags(wm, wn, lane);  // step 6's fragment loads
+  const unsigned stage_addr = tc::smem_u32(stage);
+  frags.load(a[0], b[0], stage_addr, 0);
   for (int w = 0; w < windows; ++w)
 #pragma unroll
     for (int k = 0; k < S::kBK / 16; ++k) {
       const int next = (k + 1) % (S::kBK / 16);
       if (next == 0) __syncthreads();
-      tc::load_a_frags<S::kMI, S::LA>(a[(k + 1) % 2], As, wm, 16 * next, lane);
-      tc::load_b_frags<S::kNJ, S::LB>(b[(k + 1) % 2], Bs, wn, 16 * next, lane);
+      frags.load(a[(k + 1) % 2], b[(k + 1) % 2], stage_addr, next);
       tc::warp_mma(acc, a[k % 2], b[k % 2]);
     }
   float s = 0;
