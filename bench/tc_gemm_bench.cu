@@ -99,10 +99,10 @@ cudaError_t mma_roof(const Shape& s, float* sink) {
 }
 
 // The ldmatrix roof: step 6's warp loop with its default shape (8 warps of 64 x 64, LaneFrags'
-// fragment loads, double-buffered, one barrier per window of 64) over one resident swizzled stage, with no
-// global-to-shared copies; one block per SM, each running its share of the shape's windows. The
-// gap to mma_roof is the cost of the ldmatrix reads; the gap from it to step 6 is the cost of
-// filling shared memory from global memory.
+// fragment loads, double-buffered, one barrier per window of 64) over one resident swizzled
+// stage, with no global-to-shared copies; one block per SM, each running its share of the shape's
+// windows. The gap to mma_roof is the cost of the ldmatrix reads; the gap from it to step 6 is the
+// cost of filling shared memory from global memory.
 using RoofShape = tc::MultistageDefault;
 __global__ void __launch_bounds__(RoofShape::kThreads, 1) ldsm_roof_kernel(int windows, float* sink) {
   using S = RoofShape;
