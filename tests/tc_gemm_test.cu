@@ -319,12 +319,12 @@ TEST_SUITE("host") {
             ++seen[std::size_t(t.m) * tiles_n + t.n];
             // Inside a group the next tile is one row down, or the group's first row one column right.
             const int first = t.m / group * group, rows = std::min(group, tiles_m - first);
-            if (q + 1 < tiles_m * tiles_n && t.m - first < rows - 1) {
+            if (q + 1 < tiles_m * tiles_n) {
               const auto u = grouped_tile(q + 1, group, tiles_m, tiles_n);
-              ordered = ordered && u.m == t.m + 1 && u.n == t.n;
-            } else if (q + 1 < tiles_m * tiles_n) {  // the group's next column, or the next group
-              const auto u = grouped_tile(q + 1, group, tiles_m, tiles_n);
-              ordered = ordered && (t.n + 1 < tiles_n ? u.m == first && u.n == t.n + 1 : u.m == first + rows && u.n == 0);
+              if (t.m - first < rows - 1)
+                ordered = ordered && u.m == t.m + 1 && u.n == t.n;
+              else  // the group's next column, or the next group
+                ordered = ordered && (t.n + 1 < tiles_n ? u.m == first && u.n == t.n + 1 : u.m == first + rows && u.n == 0);
             }
           }
           CHECK(in_range);

@@ -10,6 +10,9 @@
 /// the stage's mbarrier (complete_tx); the threads wait on the barrier's phase instead of
 /// `cp.async.wait_group`, and one `__syncthreads` per window still tells the issuing thread that a
 /// stage is free. The 256 threads now spend their issue slots on ldmatrix and mma.sync only.
+/// The warp loop is step 3's (fragments loaded per step of 16, tiles in row order), not step 6's
+/// later one (LaneFrags, fragments double-buffered, grouped tile order), so the comparison with
+/// step 6 also carries those differences.
 ///
 /// The tensor map's stride rule: A and B must have 16-byte aligned rows (base 16-byte aligned,
 /// leading dimension a multiple of 8). Other operands are rejected with cudaErrorInvalidValue;
