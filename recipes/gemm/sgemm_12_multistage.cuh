@@ -28,8 +28,10 @@
 /// order, which measured faster for them.
 ///
 /// Blocks inside C in both dimensions take an unpredicated copy path (an address add per copy
-/// instead of a bounds check). The one fixed shape (MultistageDefault) is large: a small C leaves
-/// SMs idle, which is what step 13's tuned shapes fix.
+/// instead of a bounds check); where K is also a whole number of K-tiles, they run a copy of the
+/// main loop compiled with that path alone (a compile-time flag), so no K-tile tests which path it
+/// takes. The one fixed shape (MultistageDefault) is large: a small C leaves SMs idle, which is
+/// what step 13's tuned shapes fix.
 ///
 /// The kernel can also split the bottom tile rows of C along K (TailSplit): step 13's
 /// `split_tail` uses it to spread a last, part-filled wave of tiles over all the SMs. This
@@ -38,6 +40,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <type_traits>
 
 #include "gemm_common.cuh"
 
@@ -124,13 +127,13 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   const std::size_t a_pass = std::size_t(T::kARowsPerPass) * lda;
   const std::size_t b_pass = std::size_t(T::kBRowsPerPass) * ldb;
 
-  auto load_tile = [&](int stage, int kt) {
+  auto load_tile = [&](auto fast, int stage, int kt) {
     float* As = smem + stage * T::kStageFloats + T::a_offset(a_k, a_m);
     float* Bs = smem + stage * T::kStageFloats + T::kAFloats + T::b_offset(b_k, b_n);
     const int k0 = (kt0 + kt) * BK;
     const float* a = a_src + k0;
     const float* b = b_src + std::size_t(k0) * ldb;
-    if (interior && k0 + BK <= K) {
+    if (decltype(fast)::value || (interior && k0 + BK <= K)) {
 #pragma unroll
       for (int p = 0; p < T::kAPasses; ++p)
 #pragma unroll
@@ -148,29 +151,31 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       }
       return;
     }
-    // Edge tiles: what lies past M, N or K is zero-filled (source size 0, source address A or B).
+    if constexpr (!decltype(fast)::value) {
+      // Edge tiles: what lies past M, N or K is zero-filled (source size 0, source address A or B).
 #pragma unroll
-    for (int p = 0; p < T::kAPasses; ++p) {
-      const bool row_ok = m0 + a_m + p * T::kARowsPerPass < M;
+      for (int p = 0; p < T::kAPasses; ++p) {
+        const bool row_ok = m0 + a_m + p * T::kARowsPerPass < M;
 #pragma unroll
-      for (int c = 0; c < T::kAChunks; ++c) {
-        const bool ok = row_ok && k0 + a_k + 8 * c < K;
-        cp_async_4(As + T::a_offset(8 * c, p * T::kARowsPerPass), ok ? a + p * a_pass + 8 * c : A,
-                           ok ? 4 : 0);
+        for (int c = 0; c < T::kAChunks; ++c) {
+          const bool ok = row_ok && k0 + a_k + 8 * c < K;
+          cp_async_4(As + T::a_offset(8 * c, p * T::kARowsPerPass),
+                     ok ? a + p * a_pass + 8 * c : A, ok ? 4 : 0);
+        }
       }
-    }
 #pragma unroll
-    for (int q = 0; q < T::kBPasses; ++q) {
-      const int gk = k0 + b_k + q * T::kBRowsPerPass, gn = n0 + b_n;
-      const float* row = b + q * b_pass;
-      if constexpr (kVecB) {
-        const int bytes = gk < K ? (N - gn >= 4 ? 16 : N - gn > 0 ? 4 * (N - gn) : 0) : 0;
-        cp_async_16(Bs + T::b_offset(q * T::kBRowsPerPass, 0), bytes ? row : B, bytes);
-      } else {
+      for (int q = 0; q < T::kBPasses; ++q) {
+        const int gk = k0 + b_k + q * T::kBRowsPerPass, gn = n0 + b_n;
+        const float* row = b + q * b_pass;
+        if constexpr (kVecB) {
+          const int bytes = gk < K ? (N - gn >= 4 ? 16 : N - gn > 0 ? 4 * (N - gn) : 0) : 0;
+          cp_async_16(Bs + T::b_offset(q * T::kBRowsPerPass, 0), bytes ? row : B, bytes);
+        } else {
 #pragma unroll
-        for (int c = 0; c < 4; ++c) {
-          const bool ok = gk < K && gn + c < N;
-          cp_async_4(Bs + T::b_offset(q * T::kBRowsPerPass, c), ok ? row + c : B, ok ? 4 : 0);
+          for (int c = 0; c < 4; ++c) {
+            const bool ok = gk < K && gn + c < N;
+            cp_async_4(Bs + T::b_offset(q * T::kBRowsPerPass, c), ok ? row + c : B, ok ? 4 : 0);
+          }
         }
       }
     }
@@ -179,7 +184,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   // Prologue: K-tiles 0 .. S - 2 in flight, one commit group each (empty past the end).
 #pragma unroll
   for (int s = 0; s < S - 1; ++s) {
-    if (s < tiles_k) load_tile(s, s);
+    if (s < tiles_k) load_tile(std::false_type{}, s, s);
     cp_async_commit();
   }
   cp_async_wait<S - 2>();
@@ -191,27 +196,34 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   const float* As = smem;
   const float* Bs = smem + T::kAFloats;
   load_fragments<T>(As, Bs, 0, warp, lane, a[0], b[0]);
-  for (int kt = 0; kt < tiles_k; ++kt) {
+  // fast: a compile-time flag, true for a block inside C whose K is a whole number of K-tiles.
+  auto main_loop = [&](auto fast) {
+    for (int kt = 0; kt < tiles_k; ++kt) {
 #pragma unroll
-    for (int k = 0; k < BK; ++k) {
-      if (k == 0) {  // refill the stage K-tile kt - 1 used
-        if (kt + S - 1 < tiles_k) load_tile(write, kt + S - 1);
-        cp_async_commit();
-        write = write + 1 == S ? 0 : write + 1;
+      for (int k = 0; k < BK; ++k) {
+        if (k == 0) {  // refill the stage K-tile kt - 1 used
+          if (kt + S - 1 < tiles_k) load_tile(fast, write, kt + S - 1);
+          cp_async_commit();
+          write = write + 1 == S ? 0 : write + 1;
+        }
+        if (k < BK - 1) {
+          load_fragments<T>(As, Bs, k + 1, warp, lane, a[(k + 1) % 2], b[(k + 1) % 2]);
+        } else if (kt + 1 < tiles_k) {  // move to the next stage: one barrier per K-tile
+          cp_async_wait<S - 2>();
+          __syncthreads();
+          read = read + 1 == S ? 0 : read + 1;
+          As = smem + read * T::kStageFloats;
+          Bs = As + T::kAFloats;
+          load_fragments<T>(As, Bs, 0, warp, lane, a[0], b[0]);
+        }
+        outer_product<T, (T::kTM * T::kTN >= 64)>(acc, a[k % 2], b[k % 2]);
       }
-      if (k < BK - 1) {
-        load_fragments<T>(As, Bs, k + 1, warp, lane, a[(k + 1) % 2], b[(k + 1) % 2]);
-      } else if (kt + 1 < tiles_k) {  // move to the next stage: one barrier per K-tile
-        cp_async_wait<S - 2>();
-        __syncthreads();
-        read = read + 1 == S ? 0 : read + 1;
-        As = smem + read * T::kStageFloats;
-        Bs = As + T::kAFloats;
-        load_fragments<T>(As, Bs, 0, warp, lane, a[0], b[0]);
-      }
-      outer_product<T, (T::kTM * T::kTN >= 64)>(acc, a[k % 2], b[k % 2]);
     }
-  }
+  };
+  if (interior && K % BK == 0)
+    main_loop(std::true_type{});
+  else
+    main_loop(std::false_type{});
   cp_async_wait<0>();  // nothing real is pending; leave no copy behind the block's exit
   if constexpr (kSplit) {
     if (split) {  // C holds beta C already: add alpha times this K range's products
