@@ -8,8 +8,6 @@
 
 #include <gemm/gemm.cuh>
 
-#include <array>
-#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -49,26 +47,17 @@ int iterations(Shape s, bool slow) {
   return flops > 1e12 ? 3 : flops > 1e11 ? 5 : flops > 1e10 ? 10 : 20;
 }
 
-// Each repetition first runs its GEMM untimed for this long, so every variant, the baseline
-// included, is timed at the clocks the GPU holds under a sustained GEMM (see time_kernel).
-constexpr double kWarmSeconds = 0.1;
-
-// Random inputs of a shape, made once per shape and kept: `./cookbook bench gemm` runs the
-// repetitions in random order, so the shapes alternate.
+// Random inputs of a shape, made once and kept (kept_inputs).
 struct Inputs {
   DeviceBuffer<float> A, B, C;
 };
 Inputs& inputs(Shape s) {
-  static std::map<std::array<int, 3>, Inputs> made;
-  auto [it, fresh] = made.try_emplace({s.M, s.N, s.K});
-  Inputs& in = it->second;
-  if (fresh) {
+  return smem::bench::kept_inputs<Inputs>(s.M, s.N, s.K, [&](Inputs& in) {
     auto g = smem::test::rng(std::uint64_t(s.M) * 31 + s.K);
     in.A = DeviceBuffer<float>(smem::test::random_vector<float>(std::size_t(s.M) * s.K, g));
     in.B = DeviceBuffer<float>(smem::test::random_vector<float>(std::size_t(s.K) * s.N, g));
     in.C = DeviceBuffer<float>(smem::test::random_vector<float>(std::size_t(s.M) * s.N, g));
-  }
-  return in;
+  });
 }
 
 template <class Launch>
@@ -80,7 +69,8 @@ void register_one(const std::string& variant, Shape s, Launch launch, const gm::
     Inputs& in = inputs(s);
     const float *A = in.A.get(), *B = in.B.get();
     float* C = in.C.get();
-    const double secs = smem::bench::time_kernel(state, [&] { return launch(A, B, C); }, true, nullptr, kWarmSeconds);
+    const double secs = smem::bench::time_kernel(
+        state, [&] { return launch(A, B, C); }, true, nullptr, smem::bench::kGemmWarmSeconds);
     smem::bench::set_rate(state, "TFLOP/s", 2.0 * s.M * s.N * s.K, secs, 1e-12);
     if (step) smem::bench::set_kernel_counters(state, gm::plan(*step, s.M, s.N, s.K, A, s.K, B, s.N, C, s.N));
   })->UseManualTime()->Iterations(iterations(s, slow))->Unit(benchmark::kMillisecond);

@@ -9,9 +9,7 @@
 
 #include <tc_gemm/tc_gemm.cuh>
 
-#include <array>
 #include <cstdlib>
-#include <map>
 #include <string>
 
 #include "bench_util.hpp"
@@ -40,9 +38,6 @@ cudaError_t cublas_bf16(const Shape& s, const bf16* A, const bf16* B, bf16* D) {
   return st == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
 }
 
-// Each repetition first runs its GEMM untimed for this long, so every variant, the baseline
-// included, is timed at the clocks the GPU holds under a sustained GEMM (see time_kernel).
-constexpr double kWarmSeconds = 0.1;
 // Fewer iterations for the big shapes and for the slow first steps.
 int iterations(Shape s, bool slow) {
   const double flops = 2.0 * s.M * s.N * s.K;
@@ -50,16 +45,12 @@ int iterations(Shape s, bool slow) {
   return flops > 1e12 ? 20 : 50;
 }
 
-// Random bf16 inputs of a shape, made once per shape and kept: with random interleaving the
-// shapes alternate, and drawing 8192 x 8192 inputs again at every switch would dominate the run.
+// Random bf16 inputs of a shape, made once and kept (kept_inputs).
 struct Inputs {
   DeviceBuffer<bf16> A, B, D;
 };
 Inputs& inputs(Shape s) {
-  static std::map<std::array<int, 3>, Inputs> made;
-  auto [it, fresh] = made.try_emplace({s.M, s.N, s.K});
-  Inputs& in = it->second;
-  if (fresh) {
+  return smem::bench::kept_inputs<Inputs>(s.M, s.N, s.K, [&](Inputs& in) {
     auto g = smem::test::rng(std::uint64_t(s.M) * 31 + s.K);
     auto fill = [&](std::size_t n) {
       const auto f = smem::test::random_vector<float>(n, g);
@@ -70,8 +61,7 @@ Inputs& inputs(Shape s) {
     in.A = fill(std::size_t(s.M) * s.K);
     in.B = fill(std::size_t(s.K) * s.N);
     in.D = DeviceBuffer<bf16>(std::size_t(s.M) * s.N);
-  }
-  return in;
+  });
 }
 // The mma.sync roof: each warp issues independent m16n8k16 bf16 mma.sync from registers only,
 // 8 accumulator tiles in flight, no memory traffic; the grid fills the GPU with 16 warps per SM.
@@ -157,7 +147,8 @@ void register_one(const std::string& variant, Shape s, Launch launch, const tc::
     Inputs& in = inputs(s);
     const bf16 *A = in.A.get(), *B = in.B.get();
     bf16* D = in.D.get();
-    const double secs = smem::bench::time_kernel(state, [&] { return launch(A, B, D); }, true, nullptr, kWarmSeconds);
+    const double secs = smem::bench::time_kernel(
+        state, [&] { return launch(A, B, D); }, true, nullptr, smem::bench::kGemmWarmSeconds);
     smem::bench::set_rate(state, "TFLOP/s", 2.0 * s.M * s.N * s.K, secs, 1e-12);
     if (step) smem::bench::set_kernel_counters(state, tc::plan(*step, s.M, s.N, s.K, A, s.K, B, s.N, D, s.N, D, s.N));
   })->UseManualTime()->Iterations(iterations(s, slow))->Unit(benchmark::kMillisecond);

@@ -3,8 +3,10 @@
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -84,6 +86,22 @@ double time_kernel(benchmark::State& state, Launch&& launch, bool flush, cudaStr
   cudaEventDestroy(stop);
   if (err != cudaSuccess) state.SkipWithError((std::string("CUDA: ") + cudaGetErrorString(err)).c_str());
   return total;
+}
+
+/// time_kernel's untimed seconds before each repetition of a GEMM benchmark: a GEMM at full speed
+/// draws the GPU to its power limit within milliseconds, and the clocks then drop, so every
+/// variant, the baseline included, is timed at the clocks the GPU holds under a sustained GEMM.
+inline constexpr double kGemmWarmSeconds = 0.1;
+
+/// The inputs of GEMM shape M x N x K, filled by `fill(inputs)` on first use and kept: `./cookbook
+/// bench` runs the GEMM repetitions in random order, so the shapes alternate, and drawing
+/// 8192 x 8192 inputs again at every switch would dominate the run.
+template <class Inputs, class Fill>
+Inputs& kept_inputs(int M, int N, int K, Fill&& fill) {
+  static std::map<std::array<int, 3>, Inputs> made;
+  auto [it, fresh] = made.try_emplace({M, N, K});
+  if (fresh) fill(it->second);
+  return it->second;
 }
 
 /// Sets the rate counter `name` to `amount_per_iteration * iterations / seconds * scale`
