@@ -173,6 +173,19 @@ __device__ __forceinline__ void store_d(int r, int c, float acc, int M, int N, f
   if (beta != 0.0f) v += beta * __bfloat162float(C[std::size_t(r) * ldc + c]);
   D[std::size_t(r) * ldd + c] = __float2bfloat16_rn(v);
 }
+
+/// Columns c and c + 1 of row r the same way, rounded to a bf16 pair packed in 32 bits (column c in
+/// the low half); C is read only when beta != 0 and only inside M x N.
+__device__ __forceinline__ unsigned finish_pair(float acc0, float acc1, int r, int c, int M, int N, float alpha,
+                                                float beta, const bf16* C, int ldc) {
+  float v0 = alpha * acc0, v1 = alpha * acc1;
+  if (beta != 0.0f && r < M) {
+    if (c < N) v0 += beta * __bfloat162float(C[std::size_t(r) * ldc + c]);
+    if (c + 1 < N) v1 += beta * __bfloat162float(C[std::size_t(r) * ldc + c + 1]);
+  }
+  const __nv_bfloat162 b = __floats2bfloat162_rn(v0, v1);
+  return *reinterpret_cast<const unsigned*>(&b);
+}
 //! [epilogue]
 
 // ---- Steps 2 to 7: tiles of A and B in shared memory. ----
@@ -348,21 +361,59 @@ __device__ __forceinline__ void warp_mma(float (&acc)[MI][NJ][4], const unsigned
 #pragma unroll
     for (int j = 0; j < NJ; ++j) mma_16816(acc[i][j], a[i], b[j][0], b[j][1]);
 }
+/// The low (half 0) or high (half 1) bf16 of a pair packed in 32 bits.
+__device__ __forceinline__ bf16 bf16_half(unsigned pair, int half) {
+  return __ushort_as_bfloat16(static_cast<unsigned short>(pair >> (16 * half)));
+}
+
+/// Transposes 32-bit values across the four lanes of a quad: lane q's x[k] becomes lane k's x[q].
+/// Two butterfly exchanges, each trading two of the four values with the lane 2 or 1 apart.
+__device__ __forceinline__ void quad_transpose(unsigned (&x)[4], int lane) {
+  const bool hi2 = lane & 2, hi1 = lane & 1;
+  unsigned r0 = __shfl_xor_sync(~0u, hi2 ? x[0] : x[2], 2), r1 = __shfl_xor_sync(~0u, hi2 ? x[1] : x[3], 2);
+  if (hi2) x[0] = r0, x[1] = r1;
+  else x[2] = r0, x[3] = r1;
+  r0 = __shfl_xor_sync(~0u, hi1 ? x[0] : x[1], 1), r1 = __shfl_xor_sync(~0u, hi1 ? x[2] : x[3], 1);
+  if (hi1) x[0] = r0, x[2] = r1;
+  else x[1] = r0, x[3] = r1;
+}
+
 /// The epilogue of the warp's accumulators: lane l holds rows l / 4 and l / 4 + 8 and columns
-/// 2 (l % 4) and 2 (l % 4) + 1 of each 16 x 8 tile.
+/// 2 (l % 4) and 2 (l % 4) + 1 of each 16 x 8 tile. Each value is finished in fp32 and rounded
+/// to bf16 once, two per register; then the four lanes of a quad trade those pairs across four
+/// tiles side by side (quad_transpose), so that each lane holds 8 consecutive columns of a row:
+/// one 16-byte store, and a warp's store fills whole 32-byte sectors of 8 rows, where one store per
+/// element wrote 8 bytes of each sector and took 8 times as many instructions.
 template <int MI, int NJ>
 __device__ __forceinline__ void store_acc(const float (&acc)[MI][NJ][4], int row0, int col0, int lane, int M, int N,
                                           float alpha, float beta, const bf16* C, int ldc, bf16* D, int ldd) {
+  static_assert(NJ % 4 == 0, "column blocks in fours: a quad's 8-column stores");
+  const bool rows16 = ldd % 8 == 0 && aligned(D, 16);
 #pragma unroll
   for (int i = 0; i < MI; ++i)
 #pragma unroll
-    for (int j = 0; j < NJ; ++j)
+    for (int h = 0; h < 2; ++h) {
+      const int r = row0 + 16 * i + lane / 4 + 8 * h;
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = row0 + 16 * i + lane / 4 + 8 * h, c = col0 + 8 * j + lane % 4 * 2;
-        store_d(r, c, acc[i][j][2 * h], M, N, alpha, beta, C, ldc, D, ldd);
-        store_d(r, c + 1, acc[i][j][2 * h + 1], M, N, alpha, beta, C, ldc, D, ldd);
+      for (int g = 0; g < NJ / 4; ++g) {
+        unsigned x[4];  // columns 8 (4 g + k) + 2 (lane % 4), + 1 of row r, k = 0 .. 3
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+          x[k] = finish_pair(acc[i][4 * g + k][2 * h], acc[i][4 * g + k][2 * h + 1], r,
+                             col0 + 8 * (4 * g + k) + lane % 4 * 2, M, N, alpha, beta, C, ldc);
+        quad_transpose(x, lane);
+        const int c = col0 + 8 * (4 * g + lane % 4);  // now columns c .. c + 7 of row r
+        if (r >= M) continue;
+        bf16* d = D + std::size_t(r) * ldd + c;
+        if (rows16 && c + 8 <= N) {
+          *reinterpret_cast<uint4*>(d) = make_uint4(x[0], x[1], x[2], x[3]);
+        } else {
+#pragma unroll
+          for (int e = 0; e < 8; ++e)
+            if (c + e < N) d[e] = bf16_half(x[e / 2], e % 2);
+        }
       }
+    }
 }
 //! [warp mma]
 
@@ -787,16 +838,9 @@ __device__ __forceinline__ void pack_tile(const float (&d)[BN / 2], unsigned (&v
 #pragma unroll
   for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      float v0 = alpha * d[4 * j + 2 * h], v1 = alpha * d[4 * j + 2 * h + 1];
-      if (beta != 0.0f) {
-        const int r = row0 + acc_row(t, h), c = col0 + acc_col(t, j);
-        if (r < M && c < N) v0 += beta * __bfloat162float(C[std::size_t(r) * ldc + c]);
-        if (r < M && c + 1 < N) v1 += beta * __bfloat162float(C[std::size_t(r) * ldc + c + 1]);
-      }
-      const __nv_bfloat162 b = __floats2bfloat162_rn(v0, v1);
-      v[2 * j + h] = *reinterpret_cast<const unsigned*>(&b);
-    }
+    for (int h = 0; h < 2; ++h)
+      v[2 * j + h] = finish_pair(d[4 * j + 2 * h], d[4 * j + 2 * h + 1], row0 + acc_row(t, h), col0 + acc_col(t, j), M,
+                                 N, alpha, beta, C, ldc);
 }
 /// One consumer warpgroup's epilogue, from a tile packed by pack_tile: its 64 x BN values through
 /// the two staging panels `stage` to a TMA store per 64 columns. Thread 0 of the warpgroup
