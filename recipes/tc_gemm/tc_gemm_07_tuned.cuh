@@ -23,16 +23,12 @@
 /// candidate shapes (tools/tc_gemm_tune.py says how it picks them); the H100's run is
 /// `results/h100-80gb-hbm3/tc_gemm_tune.json`. The H100 and the H200 have the same key (compute
 /// capability 9.0, 132 SMs, 228 KB of shared memory and 65536 registers per SM), so they share
-/// their entries: outputs up to 1024 x 1024 take 128 x 64 blocks, which fill the SMs; outputs up
-/// to 4096 x 4096 take 128 x 128 blocks of 64 x 64 warps, two per SM (32 x 64 warps, one block
-/// per SM, at the class of 4000 x 3001); larger ones 128 x 256.
+/// their entries: outputs up to 1024 x 1024 take 128 x 64 blocks, which fill the SMs; larger ones
+/// 256 x 128 blocks of eight 64 x 64 warps.
 // BEGIN TUNED TABLE
 #define SMEM_TC_TUNED_TABLE(X)                                              \
   X(90, 132, 233472, 65536, 1048576LL, 128, 64, 64, 64, 32, 4)              \
-  X(90, 132, 233472, 65536, 4194304LL, 128, 128, 64, 64, 64, 3)             \
-  X(90, 132, 233472, 65536, 12004000LL, 128, 128, 64, 32, 64, 3)            \
-  X(90, 132, 233472, 65536, 16777216LL, 128, 128, 64, 64, 64, 3)            \
-  X(90, 132, 233472, 65536, 9223372036854775807LL, 128, 256, 64, 64, 64, 3)
+  X(90, 132, 233472, 65536, 9223372036854775807LL, 256, 128, 64, 64, 64, 3)
 // END TUNED TABLE
 //! [tuned table]
 
