@@ -388,7 +388,7 @@ template <int MI, int NJ>
 __device__ __forceinline__ void store_acc(const float (&acc)[MI][NJ][4], int row0, int col0, int lane, int M, int N,
                                           float alpha, float beta, const bf16* C, int ldc, bf16* D, int ldd) {
   static_assert(NJ % 4 == 0, "column blocks in fours: a quad's 8-column stores");
-  const bool rows16 = ldd % 8 == 0 && aligned(D, 16);
+  const bool d_rows16 = ldd % 8 == 0 && aligned(D, 16);  // D's rows take 16-byte stores
 #pragma unroll
   for (int i = 0; i < MI; ++i)
 #pragma unroll
@@ -405,7 +405,7 @@ __device__ __forceinline__ void store_acc(const float (&acc)[MI][NJ][4], int row
         const int c = col0 + 8 * (4 * g + lane % 4);  // now columns c .. c + 7 of row r
         if (r >= M) continue;
         bf16* d = D + std::size_t(r) * ldd + c;
-        if (rows16 && c + 8 <= N) {
+        if (d_rows16 && c + 8 <= N) {
           *reinterpret_cast<uint4*>(d) = make_uint4(x[0], x[1], x[2], x[3]);
         } else {
 #pragma unroll
