@@ -16,11 +16,13 @@
 /// inside a group: the blocks running at the same time share a few A row-panels and B
 /// column-panels, which stay in L2, instead of sweeping all of B for every row of tiles.
 ///
-/// The epilogue moves behind the next tile's first window: a consumer packs its finished tile into
-/// 64 registers of bf16 pairs (pack_tile), issues the next tile's first wgmma group, which
-/// overwrites the fp32 accumulators, and writes the packed tile through the staging panels to TMA
-/// stores (store_packed_tma) while that group runs. In step 12 both consumers convert and store
-/// while the tensor cores wait for them; here the stores overlap the tensor cores' work.
+/// The epilogue moves behind the next tile's wgmma groups: a consumer packs its finished tile into
+/// 64 registers of bf16 pairs (pack_tile), issues the next tile's wgmma groups, which overwrite the
+/// fp32 accumulators, and writes the packed tile out one 64-column panel at a time through the
+/// staging panels to TMA stores (store_packed_panel), behind windows spread over the tile
+/// (panel_window). In step 12 both consumers convert and store while the tensor cores wait for
+/// them; here the stores overlap the tensor cores' work, and spread out they interrupt it less
+/// than all at once behind the first window.
 #pragma once
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -74,6 +76,16 @@ __device__ __forceinline__ void cluster_sync() {
           : "memory");
 }
 //! [cluster helpers]
+
+/// The window of the next tile behind whose wgmma group panel p of a finished tile is stored, for
+/// BN / 64 panels and a tile of `windows` windows: the first at window 1, the others evenly after
+/// it, the last by the tile's last window; all at window 1 (or 0) where the tile is too short.
+template <int BN>
+__host__ __device__ __forceinline__ int panel_window(int p, int windows) {
+  constexpr int kPanels = BN / 64, kGaps = kPanels > 1 ? kPanels - 1 : 1;
+  const int first = windows > 1 ? 1 : 0, stride = windows > kPanels ? (windows - 2) / kGaps : 0;
+  return first + stride * p;
+}
 
 //! [cluster kernel]
 template <class S>
@@ -142,8 +154,9 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
       }
     };
     float acc[BN / 2];
-    unsigned done[BN / 4];  // the last tile in bf16, stored behind the next tile's first wgmma group
-    int done_row = -1, done_col = 0;
+    unsigned done[BN / 4];  // the last tile in bf16, its panels stored behind the next tile's wgmma groups
+    int done_row = -1, done_col = 0, done_panel = 0;
+    const int first_window = panel_window<BN>(0, tiles_k), window_step = panel_window<BN>(1, tiles_k) - first_window;
     int it = 0;
     for (int q = cluster; q < num_pairs; q += clusters) {
       int m0, n0;
@@ -157,10 +170,11 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
         for (int kk = 0; kk < BK; kk += 16)
           wgmma_tile<BN>(acc, descs.a(s, 64 * wg, kk), descs.b(s, kk), kt > 0 || kk > 0);
         wgmma_commit();
-        if constexpr (S::kTmaEpilogue)
-          if (kt == 0 && done_row >= 0) {
-            store_packed_tma<BN, typename S::LD>(done, staging, &d_map, done_row, done_col, M, N, D, ldd, 1 + wg);
-            done_row = -1;
+        if constexpr (S::kTmaEpilogue)  // the last tile's panels, spread over this tile's windows
+          while (done_row >= 0 && (kt >= first_window + window_step * done_panel || kt == tiles_k - 1)) {
+            store_packed_panel<BN, typename S::LD>(done, done_panel, staging, &d_map, done_row, done_col, M, N, D, ldd,
+                                                   1 + wg);
+            if (++done_panel == BN / 64) done_row = -1;
           }
         wgmma_wait<1>();
         fence_acc(acc);
@@ -171,7 +185,7 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
       release((it - 1) % kStages);
       if constexpr (S::kTmaEpilogue) {
         pack_tile<BN>(acc, done, m0 + 64 * wg, n0, M, N, alpha, beta, C, ldc);
-        done_row = m0 + 64 * wg, done_col = n0;
+        done_row = m0 + 64 * wg, done_col = n0, done_panel = 0;
       } else {  // a tuning candidate: step 11's stores straight from the registers
         store_wgmma_acc<BN>(acc, m0 + 64 * wg, n0, M, N, alpha, beta, C, ldc, D, ldd);
       }

@@ -842,55 +842,73 @@ __device__ __forceinline__ void pack_tile(const float (&d)[BN / 2], unsigned (&v
       v[2 * j + h] = finish_pair(d[4 * j + 2 * h], d[4 * j + 2 * h + 1], row0 + acc_row(t, h), col0 + acc_col(t, j), M,
                                  N, alpha, beta, C, ldc);
 }
-/// One consumer warpgroup's epilogue, from a tile packed by pack_tile: its 64 x BN values through
-/// the two staging panels `stage` to a TMA store per 64 columns. Thread 0 of the warpgroup
-/// (`leader`) issues the stores; bar_id is the warpgroup's named barrier. A TMA store clips at
-/// 16-byte chunks of a row, not at elements: where N is not a multiple of 8, the panel holding
-/// column N would overwrite up to 7 elements past it, so the threads store that panel themselves,
-/// straight to D.
-template <int BN, class LD>
-__device__ __forceinline__ void store_packed_tma(const unsigned (&v)[BN / 4], bf16* stage, const CUtensorMap* d_map,
-                                                 int row0, int col0, int M, int N, bf16* D, int ldd, int bar_id) {
+/// Panel P (columns 64 P to 64 P + 63) of one consumer warpgroup's tile packed by pack_tile, its
+/// corner at (row0, col0) of D: through staging panel P % 2 of `stage` to a TMA store. Thread 0 of
+/// the warpgroup (`leader`) issues the store; bar_id is the warpgroup's named barrier. A TMA store
+/// clips at 16-byte chunks of a row, not at elements: where N is not a multiple of 8, the panel
+/// holding column N would overwrite up to 7 elements past it, so the threads store that panel
+/// themselves, straight to D. A tile's panels go out in increasing P.
+template <int BN, class LD, int P>
+__device__ __forceinline__ void store_packed_panel(const unsigned (&v)[BN / 4], bf16* stage, const CUtensorMap* d_map,
+                                                   int row0, int col0, int M, int N, bf16* D, int ldd, int bar_id) {
   const int t = threadIdx.x % 128;
   const bool leader = t == 0;
+  if (N % 8 != 0 && col0 + 64 * (P + 1) > N) {  // the same for the whole warpgroup
 #pragma unroll
-  for (int p = 0; p < BN / 64; ++p) {
-    if (N % 8 != 0 && col0 + 64 * (p + 1) > N) {  // the same for the whole warpgroup
-#pragma unroll
-      for (int j = 8 * p; j < 8 * p + 8; ++j)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int r = row0 + acc_row(t, h), c = col0 + acc_col(t, j);
-          const __nv_bfloat162 b = *reinterpret_cast<const __nv_bfloat162*>(&v[2 * j + h]);
-          if (r < M && c < N) D[std::size_t(r) * ldd + c] = b.x;
-          if (r < M && c + 1 < N) D[std::size_t(r) * ldd + c + 1] = b.y;
-        }
-      continue;
-    }
-    bf16* buf = stage + (p % 2) * 64 * 64;
-    // The store that last read buf is done: for p > 0 the store before last (the threads' own
-    // panels come only after a tile's last TMA panel); for p = 0, whose buffer a tile ago may have
-    // been the last one written, every store.
-    if (leader) {
-      if (p == 0)
-        tma_store_wait_read<0>();
-      else
-        tma_store_wait_read<1>();
-    }
-    named_barrier(bar_id, 128);
-#pragma unroll
-    for (int j = 8 * p; j < 8 * p + 8; ++j)
+    for (int j = 8 * P; j < 8 * P + 8; ++j)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int r = acc_row(t, h), c = acc_col(t, j - 8 * p);
-        *reinterpret_cast<unsigned*>(buf + LD::offset(r, c)) = v[2 * j + h];
+        const int r = row0 + acc_row(t, h), c = col0 + acc_col(t, j);
+        const __nv_bfloat162 b = *reinterpret_cast<const __nv_bfloat162*>(&v[2 * j + h]);
+        if (r < M && c < N) D[std::size_t(r) * ldd + c] = b.x;
+        if (r < M && c + 1 < N) D[std::size_t(r) * ldd + c + 1] = b.y;
       }
-    fence_proxy_async();  // the writes above, before the async proxy's read
-    named_barrier(bar_id, 128);
-    if (leader) {
-      tma_store(d_map, col0 + 64 * p, row0, buf);
-      tma_store_commit();
+    return;
+  }
+  bf16* buf = stage + (P % 2) * 64 * 64;
+  // The store that last read buf is done: for P > 0 the store before last (the threads' own
+  // panels come only after a tile's last TMA panel); for P = 0, whose buffer a tile ago may have
+  // been the last one written, every store.
+  if (leader) {
+    if (P == 0)
+      tma_store_wait_read<0>();
+    else
+      tma_store_wait_read<1>();
+  }
+  named_barrier(bar_id, 128);
+#pragma unroll
+  for (int j = 8 * P; j < 8 * P + 8; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = acc_row(t, h), c = acc_col(t, j - 8 * P);
+      *reinterpret_cast<unsigned*>(buf + LD::offset(r, c)) = v[2 * j + h];
     }
+  fence_proxy_async();  // the writes above, before the async proxy's read
+  named_barrier(bar_id, 128);
+  if (leader) {
+    tma_store(d_map, col0 + 64 * P, row0, buf);
+    tma_store_commit();
+  }
+}
+/// Panel p, chosen at run time (a chain of branches, so v stays in registers).
+template <int BN, class LD, int P = 0>
+__device__ __forceinline__ void store_packed_panel(const unsigned (&v)[BN / 4], int p, bf16* stage,
+                                                   const CUtensorMap* d_map, int row0, int col0, int M, int N, bf16* D,
+                                                   int ldd, int bar_id) {
+  if constexpr (P < BN / 64) {
+    if (p == P)
+      store_packed_panel<BN, LD, P>(v, stage, d_map, row0, col0, M, N, D, ldd, bar_id);
+    else
+      store_packed_panel<BN, LD, P + 1>(v, p, stage, d_map, row0, col0, M, N, D, ldd, bar_id);
+  }
+}
+/// The whole packed tile, panel after panel.
+template <int BN, class LD, int P = 0>
+__device__ __forceinline__ void store_packed_tma(const unsigned (&v)[BN / 4], bf16* stage, const CUtensorMap* d_map,
+                                                 int row0, int col0, int M, int N, bf16* D, int ldd, int bar_id) {
+  if constexpr (P < BN / 64) {
+    store_packed_panel<BN, LD, P>(v, stage, d_map, row0, col0, M, N, D, ldd, bar_id);
+    store_packed_tma<BN, LD, P + 1>(v, stage, d_map, row0, col0, M, N, D, ldd, bar_id);
   }
 }
 /// pack_tile, then store_packed_tma: a finished tile stored at once.
