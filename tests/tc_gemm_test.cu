@@ -241,10 +241,13 @@ TEST_SUITE("gpu") {
       if (v == tc::Variant::wmma_global || v == tc::Variant::wmma_smem) continue;  // slow; checked above
       for (auto [M, N, K] : {std::array<int, 3>{2048, 2048, 2048}, {4000, 3000, 1000}})
         check_against_cublas(v, M, N, K, K, N, N);
-      // Several tiles per block of the persistent steps (a tile's stores behind the next tile's
-      // first window), a ragged right edge (N not a multiple of 8, rows padded to 16 bytes) and
-      // K of five windows, the last one partial.
+      // Several tiles per block of the persistent steps (a finished tile's panels stored behind
+      // the next tile's windows, spread over them), a ragged right edge (N not a multiple of 8,
+      // rows padded to 16 bytes) and K of five windows, the last one partial; then of two
+      // windows, and of one partial window (every panel behind the next tile's only window).
       check_against_cublas(v, 2100, 2001, 300, 304, 2008, 2008);
+      check_against_cublas(v, 2100, 2001, 100, 104, 2008, 2008);
+      check_against_cublas(v, 4000, 3000, 40, 40, 3000, 3000);
     }
   }
 }
