@@ -19,7 +19,7 @@
 /// The epilogue moves behind the next tile's wgmma groups: a consumer packs its finished tile into
 /// 64 registers of bf16 pairs (pack_tile), issues the next tile's wgmma groups, which overwrite the
 /// fp32 accumulators, and writes the packed tile out one 64-column panel at a time through the
-/// staging panels to TMA stores (store_packed_panel), behind windows spread over the tile
+/// staging panels to TMA stores (store_packed_panel_at), behind windows spread over the tile
 /// (panel_window). In step 12 both consumers convert and store while the tensor cores wait for
 /// them; here the stores overlap the tensor cores' work, and spread out they interrupt it less
 /// than all at once behind the first window.
@@ -172,8 +172,8 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
         wgmma_commit();
         if constexpr (S::kTmaEpilogue)  // the last tile's panels, spread over this tile's windows
           while (done_row >= 0 && (kt >= first_window + window_step * done_panel || kt == tiles_k - 1)) {
-            store_packed_panel<BN, typename S::LD>(done, done_panel, staging, &d_map, done_row, done_col, M, N, D, ldd,
-                                                   1 + wg);
+            store_packed_panel_at<BN, typename S::LD>(done, done_panel, staging, &d_map, done_row, done_col, M, N, D,
+                                                      ldd, 1 + wg);
             if (++done_panel == BN / 64) done_row = -1;
           }
         wgmma_wait<1>();

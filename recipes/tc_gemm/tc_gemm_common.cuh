@@ -892,14 +892,14 @@ __device__ __forceinline__ void store_packed_panel(const unsigned (&v)[BN / 4], 
 }
 /// Panel p, chosen at run time (a chain of branches, so v stays in registers).
 template <int BN, class LD, int P = 0>
-__device__ __forceinline__ void store_packed_panel(const unsigned (&v)[BN / 4], int p, bf16* stage,
-                                                   const CUtensorMap* d_map, int row0, int col0, int M, int N, bf16* D,
-                                                   int ldd, int bar_id) {
+__device__ __forceinline__ void store_packed_panel_at(const unsigned (&v)[BN / 4], int p, bf16* stage,
+                                                      const CUtensorMap* d_map, int row0, int col0, int M, int N,
+                                                      bf16* D, int ldd, int bar_id) {
   if constexpr (P < BN / 64) {
     if (p == P)
       store_packed_panel<BN, LD, P>(v, stage, d_map, row0, col0, M, N, D, ldd, bar_id);
     else
-      store_packed_panel<BN, LD, P + 1>(v, p, stage, d_map, row0, col0, M, N, D, ldd, bar_id);
+      store_packed_panel_at<BN, LD, P + 1>(v, p, stage, d_map, row0, col0, M, N, D, ldd, bar_id);
   }
 }
 /// The whole packed tile, panel after panel.
