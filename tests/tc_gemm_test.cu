@@ -250,6 +250,46 @@ TEST_SUITE("gpu") {
       check_against_cublas(v, 4000, 3000, 40, 40, 3000, 3000);
     }
   }
+
+#if defined(SMEM_TC_GEMM_SM90A)
+  TEST_CASE("tc_gemm cluster_order: GPCs measured inside another stream's capture, every cluster ranked once") {
+    // The measurement runs on its own stream in relaxed mode: a global-mode capture under way on
+    // another stream of this thread must still end and replay.
+    cudaStream_t s;
+    SMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    DeviceBuffer<bf16> A(std::size_t(64) * 64);
+    SMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    REQUIRE(cudaMemsetAsync(A.get(), 0, 64, s) == cudaSuccess);
+    const std::vector<int> gpc = tc::detail::measure_cluster_gpcs(2, tc::ClusterShape::kSmemBytes);
+    REQUIRE(cudaMemsetAsync(A.get(), 0, 64, s) == cudaSuccess);
+    cudaGraph_t graph;
+    REQUIRE(cudaStreamEndCapture(s, &graph) == cudaSuccess);
+    cudaGraphExec_t exec;
+    REQUIRE(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
+    REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);
+    REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+    SMEM_CUDA_CHECK(cudaGraphExecDestroy(exec));
+    SMEM_CUDA_CHECK(cudaGraphDestroy(graph));
+    SMEM_CUDA_CHECK(cudaStreamDestroy(s));
+    // One label per cluster of two, several GPCs, and GPCs that hold several clusters each.
+    const int clusters = tc::detail::gpu_key().sms / 2;
+    REQUIRE(int(gpc.size()) == clusters);
+    std::vector<int> per_label(*std::max_element(gpc.begin(), gpc.end()) + 1, 0);
+    for (int l : gpc) ++per_label[l];
+    const int largest = *std::max_element(per_label.begin(), per_label.end());
+    CHECK(largest >= 2);
+    CHECK(largest <= clusters / 2);
+    // The launch's order: a permutation of its clusters.
+    const auto plan = tc::cluster_plan(4096, 4096, 4096, A.get(), 64, A.get(), 64, nullptr, 0, A.get(), 64);
+    REQUIRE(plan.erased().kernel != nullptr);
+    const int n = int(plan.grid.x) / 2;
+    const tc::ClusterOrder order = tc::cluster_order(plan);
+    std::vector<int> seen(n, 0);
+    for (int c = 0; c < n; ++c)
+      if (order.rank[c] < n) ++seen[order.rank[c]];
+    CHECK(std::all_of(seen.begin(), seen.end(), [](int x) { return x == 1; }));
+  }
+#endif
 }
 
 TEST_SUITE("host") {
@@ -335,6 +375,46 @@ TEST_SUITE("host") {
           CHECK(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }));
         }
   }
+
+#if defined(SMEM_TC_GEMM_SM90A)
+  TEST_CASE("tc_gemm gpc_position and rank_by_gpc: a permutation of the walk, runs of 8 ranks on one tile-row") {
+    for (int group : {1, 2, 3, 8, 16})
+      for (int n = 1; n <= 300; ++n) {
+        CAPTURE(group);
+        CAPTURE(n);
+        std::vector<int> seen(n, 0);
+        for (int k = 0; k < n; ++k)
+          if (const int p = tc::gpc_position(k, n, group); p >= 0 && p < n) ++seen[p];
+        CHECK(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }));
+      }
+    for (int group : {1, 8})  // 66 clusters (132 SMs in pairs): each full run of 8 ranks is one row, 8 columns
+      for (int k0 = 0; k0 + 8 <= 64; k0 += 8) {
+        const int p0 = tc::gpc_position(k0, 66, group);
+        for (int j = 1; j < 8; ++j) {
+          const int p = tc::gpc_position(k0 + j, 66, group);
+          CHECK(p % group == p0 % group);
+          CHECK(p / group == p0 / group + j);
+        }
+      }
+    const tc::ClusterOrder o = tc::rank_by_gpc({3, 1, 3, 0, 1, 3}, 6);  // by label, then by index
+    const int expected[6] = {3, 1, 4, 0, 2, 5};
+    for (int c = 0; c < 6; ++c) CHECK(o.rank[c] == expected[c]);
+    const tc::ClusterOrder id = tc::rank_by_gpc({}, 5);  // nothing measured: by index
+    for (int c = 0; c < 5; ++c) CHECK(id.rank[c] == c);
+    auto g = smem::test::rng(17);
+    std::vector<int> labels(66);
+    for (int& l : labels) l = int(g() % 9);
+    const tc::ClusterOrder r = tc::rank_by_gpc(labels, 66);
+    std::vector<int> by_rank(66, -1);
+    for (int c = 0; c < 66; ++c)
+      if (r.rank[c] < 66) by_rank[r.rank[c]] = c;
+    REQUIRE(std::all_of(by_rank.begin(), by_rank.end(), [](int c) { return c >= 0; }));
+    for (int i = 1; i < 66; ++i) {
+      const int a = by_rank[i - 1], b = by_rank[i];
+      CHECK((labels[a] < labels[b] || (labels[a] == labels[b] && a < b)));
+    }
+  }
+#endif
 
   TEST_CASE("tc_gemm contract: what check_args() makes of degenerate, in-place and overlapping operands") {
     std::vector<bf16> buf(4 * 64 * 64);

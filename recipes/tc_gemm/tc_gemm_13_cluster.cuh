@@ -16,6 +16,13 @@
 /// inside a group: the blocks running at the same time share a few A row-panels and B
 /// column-panels, which stay in L2, instead of sweeping all of B for every row of tiles.
 ///
+/// Which cluster takes which place in that walk follows the GPU's processing clusters (GPCs). When
+/// several SMs of one GPC ask L2 for the same sector at about the same time, the L2 request
+/// coalescer serves them with one read, so the clusters of one GPC take runs of 8 tiles along one
+/// tile-row (gpc_position): they read the same A tile in step. No instruction names a GPC, so the
+/// first launch on a device measures where its clusters run (cluster_order) and every launch
+/// passes the clusters' order by GPC to the kernel (ClusterOrder).
+///
 /// The epilogue moves behind the next tile's wgmma groups: a consumer packs its finished tile into
 /// 64 registers of bf16 pairs (pack_tile), issues the next tile's wgmma groups, which overwrite the
 /// fp32 accumulators, and writes the packed tile out one 64-column panel at a time through the
@@ -27,8 +34,12 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <numeric>
+#include <vector>
 
 #include "tc_gemm_common.cuh"
 
@@ -87,12 +98,34 @@ __host__ __device__ __forceinline__ int panel_window(int p, int windows) {
   return first + stride * p;
 }
 
+//! [cluster order]
+/// The order of a launch's clusters by the GPC (GPU processing cluster: 16 or 18 SMs on the H100
+/// and the H200) each one runs on: rank[c] is cluster c's place when the clusters are sorted by
+/// GPC, so the clusters of one GPC have consecutive ranks.
+struct ClusterOrder {
+  static constexpr int kMax = 256;  ///< the most clusters a launch has (cluster_plan_with)
+  unsigned short rank[kMax];
+};
+
+/// The place in the tile walk of the cluster of rank k among n: the walk's first n tiles, laid out
+/// as grouped_tile lays them (place = group_rows * column + row), taken in runs of 8 along one
+/// tile-row. So the clusters of one GPC work on the same tile-row, and read the same A tile at
+/// about the same time: the L2 request coalescer merges the identical reads of one GPC into one.
+__host__ __device__ inline int gpc_position(int k, int n, int group_rows) {
+  if (k >= n) return k;
+  for (int seen = 0, base = 0;; base += 8 * group_rows)
+    for (int r = 0; r < group_rows; ++r)
+      for (int j = 0; j < 8; ++j)
+        if (const int p = base + group_rows * j + r; p < n && seen++ == k) return p;
+}
+//! [cluster order]
+
 //! [cluster kernel]
 template <class S>
 __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThreads, 1)
     cluster_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
                    const __grid_constant__ CUtensorMap d_map, int M, int N, int K, float alpha, float beta,
-                   const bf16* C, int ldc, bf16* D, int ldd) {
+                   const bf16* C, int ldc, bf16* D, int ldd, const __grid_constant__ ClusterOrder order) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int BM = S::kBM, BN = S::kBN, BK = S::kBK, kStages = S::kStages, kCM = S::kClusterM;
   extern __shared__ unsigned char smem_raw[];
@@ -101,7 +134,7 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
   const unsigned rank = cluster_rank();
   const int tiles_n = (N + BN - 1) / BN, tiles_k = (K + BK - 1) / BK;
   const int pair_rows = ((M + BM - 1) / BM + kCM - 1) / kCM, num_pairs = pair_rows * tiles_n;
-  const int cluster = blockIdx.x / kCM, clusters = gridDim.x / kCM;
+  const int clusters = gridDim.x / kCM, cluster = gpc_position(order.rank[blockIdx.x / kCM], clusters, S::kGroupRows);
   // Pair q: its pair-row p.m and column p.n in the grouped order; this block takes row kCM p.m + rank.
   auto tile_of = [&](int q, int& m0, int& n0) {
     const TileCoord p = grouped_tile(q, S::kGroupRows, pair_rows, tiles_n);
@@ -203,21 +236,122 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
 }
 //! [cluster kernel]
 
+namespace detail {
+/// Writes the SM each block runs on.
+__global__ void smid_kernel(unsigned* sm_of_block) {
+  unsigned sm;
+  asm volatile("mov.u32 %0, %%smid;\n" : "=r"(sm));
+  if (threadIdx.x == 0) sm_of_block[blockIdx.x] = sm;
+}
+
+/// smid_kernel over `blocks` blocks of 32 threads in clusters of `cluster`, asking `smem` bytes each.
+inline cudaError_t launch_smid(unsigned* out, int blocks, int cluster, unsigned smem, cudaStream_t stream) {
+  cudaLaunchAttribute dims = {};
+  dims.id = cudaLaunchAttributeClusterDimension;
+  dims.val.clusterDim.x = unsigned(cluster), dims.val.clusterDim.y = 1, dims.val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(unsigned(blocks)), cfg.blockDim = dim3(32), cfg.dynamicSmemBytes = smem, cfg.stream = stream;
+  cfg.attrs = &dims, cfg.numAttrs = 1;
+  return cudaLaunchKernelEx(&cfg, smid_kernel, out);
+}
+
+/// The GPC of each cluster of a launch that fills the GPU with clusters of `cm` blocks of `smem`
+/// bytes (one block per SM), as labels: two SMs share a label when a cluster of 8 small blocks ran
+/// on both (a cluster never spans two GPCs). Empty where it cannot be measured. It runs on its own
+/// stream, with stream-ordered allocation and capture mode relaxed, so a capture under way in this
+/// thread neither forbids nor records it.
+inline std::vector<int> measure_cluster_gpcs(int cm, unsigned smem) {
+  const int clusters = gpu_key().sms / cm, probes = 8 * 512;
+  std::vector<int> gpc;
+  cudaStream_t st;
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  if (clusters <= 0 || cudaThreadExchangeStreamCaptureMode(&mode) != cudaSuccess) return gpc;
+  if (cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) == cudaSuccess) {
+    std::vector<unsigned> sm(std::size_t(clusters) * cm + probes);
+    unsigned* d = nullptr;
+    bool ok = cudaMallocAsync(&d, sm.size() * sizeof(unsigned), st) == cudaSuccess;
+    if (ok) {
+      ok = cudaFuncSetAttribute(smid_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) == cudaSuccess &&
+           launch_smid(d, clusters * cm, cm, smem, st) == cudaSuccess &&
+           launch_smid(d + clusters * cm, probes, 8, 0, st) == cudaSuccess &&
+           cudaMemcpyAsync(sm.data(), d, sm.size() * sizeof(unsigned), cudaMemcpyDeviceToHost, st) == cudaSuccess;
+      ok = cudaFreeAsync(d, st) == cudaSuccess && ok;
+    }
+    ok = cudaStreamSynchronize(st) == cudaSuccess && ok;
+    cudaStreamDestroy(st);
+    if (ok) {  // union-find over SM ids: one set per group of SMs that clusters of 8 joined
+      std::vector<int> up(*std::max_element(sm.begin(), sm.end()) + 1);
+      std::iota(up.begin(), up.end(), 0);
+      auto root = [&](int x) {
+        while (up[x] != x) x = up[x] = up[up[x]];
+        return x;
+      };
+      for (int b = 0; b < probes; ++b) up[root(int(sm[clusters * cm + b]))] = root(int(sm[clusters * cm + b - b % 8]));
+      for (int c = 0; c < clusters; ++c) gpc.push_back(root(int(sm[std::size_t(c) * cm])));
+    }
+  }
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  cudaGetLastError();  // a failed measurement leaves no error for the caller's launch to report
+  return gpc;
+}
+
+/// measure_cluster_gpcs for clusters of one or two blocks, once per device and cluster size.
+inline const std::vector<int>& cluster_gpcs(int cm, unsigned smem) {
+  constexpr int kMaxDevices = 64;
+  static std::vector<int> gpcs[kMaxDevices][2];
+  static std::atomic<int> state[kMaxDevices][2];  // 0 unmeasured, 1 being measured, 2 ready
+  static const std::vector<int> none;
+  int dev = 0;
+  if (cm < 1 || cm > 2 || cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return none;
+  int expected = 0;
+  if (state[dev][cm - 1].compare_exchange_strong(expected, 1)) {
+    gpcs[dev][cm - 1] = measure_cluster_gpcs(cm, smem);
+    state[dev][cm - 1].store(2);
+  }
+  while (state[dev][cm - 1].load() != 2) {
+  }
+  return gpcs[dev][cm - 1];
+}
+}  // namespace detail
+
+/// The ranks of clusters 0 to n - 1 sorted by their GPC labels (stable: by index within a GPC);
+/// by index where there are fewer labels than clusters.
+inline ClusterOrder rank_by_gpc(const std::vector<int>& gpc, int n) {
+  ClusterOrder order = {};
+  std::vector<int> by_gpc(n);
+  std::iota(by_gpc.begin(), by_gpc.end(), 0);
+  if (int(gpc.size()) >= n) std::stable_sort(by_gpc.begin(), by_gpc.end(), [&](int a, int b) { return gpc[a] < gpc[b]; });
+  for (int i = 0; i < n; ++i) order.rank[by_gpc[i]] = static_cast<unsigned short>(i);
+  return order;
+}
+
+/// The order of a plan's clusters: the GPC of each cluster measured on this device at its first
+/// launch of clusters of this size. Placement is the hardware's: where a launch's clusters land
+/// elsewhere (other work on the GPU), the walk is still a permutation of the tiles, only slower.
+inline ClusterOrder cluster_order(const Plan<ClusterKernel>& p) {
+  cudaFuncAttributes fa = {};
+  const int cm = cudaFuncGetAttributes(&fa, p.kernel) == cudaSuccess && fa.requiredClusterWidth > 0
+                     ? fa.requiredClusterWidth
+                     : 1;
+  return rank_by_gpc(detail::cluster_gpcs(cm, p.smem), int(p.grid.x) / cm);
+}
+
 /// The plan of `cluster_kernel<S>`: a whole number of clusters, one block per SM at most, no more
-/// clusters than cluster-tiles; null unless A, B and D have 16-byte aligned rows.
+/// clusters than cluster-tiles or than ClusterOrder holds; null unless A, B and D have 16-byte
+/// aligned rows.
 template <class S>
-Plan<TmaStoreKernel> cluster_plan_with(int M, int N, const bf16* A, int lda, const bf16* B, int ldb, const bf16* D,
-                                       int ldd) {
+Plan<ClusterKernel> cluster_plan_with(int M, int N, const bf16* A, int lda, const bf16* B, int ldb, const bf16* D,
+                                      int ldd) {
   const long long pairs = (tiles(M, S::kBM) + S::kClusterM - 1) / S::kClusterM * tiles(N, S::kBN);
-  const int clusters = detail::gpu_key().sms / S::kClusterM;
+  const int clusters = std::min(detail::gpu_key().sms / S::kClusterM, ClusterOrder::kMax);
   const bool ok = tma_rows(A, lda) && tma_rows(B, ldb) && tma_rows(D, ldd) && clusters > 0;
-  return grid_plan<TmaStoreKernel>(ok ? cluster_kernel<S> : nullptr,
-                                   S::kClusterM * (pairs < clusters ? pairs : clusters), dim3(S::kThreads),
-                                   S::kSmemBytes);
+  return grid_plan<ClusterKernel>(ok ? cluster_kernel<S> : nullptr,
+                                  S::kClusterM * (pairs < clusters ? pairs : clusters), dim3(S::kThreads),
+                                  S::kSmemBytes);
 }
 
 /// The plan of step 13.
-inline Plan<TmaStoreKernel> cluster_plan(int M, int N, int, const bf16* A, int lda, const bf16* B, int ldb, const bf16*,
+inline Plan<ClusterKernel> cluster_plan(int M, int N, int, const bf16* A, int lda, const bf16* B, int ldb, const bf16*,
                                          int, const bf16* D, int ldd) {
   return cluster_plan_with<ClusterShape>(M, N, A, lda, B, ldb, D, ldd);
 }

@@ -36,7 +36,7 @@ using NarrowClusterShape = ClusterShapeOf<128, 6, 2, 8>;
 
 //! [tuned hopper dispatch]
 /// The table's entry for this GPU and output size, else the rule's shape.
-inline Plan<TmaStoreKernel> tuned_hopper_plan(int M, int N, int, const bf16* A, int lda, const bf16* B, int ldb,
+inline Plan<ClusterKernel> tuned_hopper_plan(int M, int N, int, const bf16* A, int lda, const bf16* B, int ldb,
                                               const bf16*, int, const bf16* D, int ldd) {
   const detail::GpuKey key = detail::gpu_key();
   const long long mn = static_cast<long long>(M) * N;

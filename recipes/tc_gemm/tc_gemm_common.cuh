@@ -510,9 +510,15 @@ using TmaKernel = void (*)(const CUtensorMap, const CUtensorMap, int, int, int, 
 /// beta, C, ldc, D, ldd); D itself for the columns TMA cannot store alone (see store_tile_tma).
 using TmaStoreKernel = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, int, int, int, float, float,
                                 const bf16*, int, bf16*, int);
+struct ClusterOrder;
+/// The kernel of steps 13 and 14: a TmaStoreKernel that also takes the order of its clusters by GPU
+/// processing cluster (ClusterOrder, step 13), which the launch measures once per device.
+using ClusterKernel = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, int, int, int, float, float,
+                               const bf16*, int, bf16*, int, const ClusterOrder);
 
 /// A Hopper step's launch: the argument checks, then the tensor maps of A (boxes of a_rows x 64), B
-/// (boxes of b_rows x 64) and, for a TmaStoreKernel, D (boxes of 64 x 64), then the plan's kernel.
+/// (boxes of b_rows x 64) and, for the kernels that store with TMA, D (boxes of 64 x 64), then the
+/// plan's kernel, a ClusterKernel with its clusters' order (cluster_order, step 13).
 /// cudaErrorInvalidValue when the plan is null or the driver refuses a map.
 template <class Kernel>
 cudaError_t launch_tma(Plan<Kernel> (*plan_of)(int, int, int, const bf16*, int, const bf16*, int, const bf16*, int,
@@ -526,12 +532,15 @@ cudaError_t launch_tma(Plan<Kernel> (*plan_of)(int, int, int, const bf16*, int, 
   if (p.kernel == nullptr || !make_tile_map(&a_map, A, M, K, lda, a_rows) ||
       !make_tile_map(&b_map, B, K, N, ldb, b_rows))
     return cudaErrorInvalidValue;
-  if constexpr (std::is_same_v<Kernel, TmaStoreKernel>) {
+  if constexpr (std::is_same_v<Kernel, TmaKernel>) {
+    return launch(p, stream, a_map, b_map, M, N, K, alpha, beta, C, ldc, D, ldd);
+  } else {
     CUtensorMap d_map;
     if (!make_tile_map(&d_map, D, M, N, ldd, 64)) return cudaErrorInvalidValue;
-    return launch(p, stream, a_map, b_map, d_map, M, N, K, alpha, beta, C, ldc, D, ldd);
-  } else {
-    return launch(p, stream, a_map, b_map, M, N, K, alpha, beta, C, ldc, D, ldd);
+    if constexpr (std::is_same_v<Kernel, ClusterKernel>)
+      return launch(p, stream, a_map, b_map, d_map, M, N, K, alpha, beta, C, ldc, D, ldd, cluster_order(p));
+    else
+      return launch(p, stream, a_map, b_map, d_map, M, N, K, alpha, beta, C, ldc, D, ldd);
   }
 }
 
