@@ -18,10 +18,10 @@
 ///
 /// Which cluster takes which place in that walk follows the GPU's processing clusters (GPCs). When
 /// several SMs of one GPC ask L2 for the same sector at about the same time, the L2 request
-/// coalescer serves them with one read, so the clusters of one GPC take runs of 8 tiles along one
-/// tile-row (gpc_position): they read the same A tile in step. No instruction names a GPC, so the
-/// first launch on a device measures where its clusters run (cluster_order) and every launch
-/// passes the clusters' order by GPC to the kernel (ClusterOrder).
+/// coalescer serves them with one read, so the clusters of one GPC take 8 consecutive pairs of
+/// tiles along one pair-row (gpc_position): they read the same A tile in step. No instruction names
+/// a GPC, so the first launch on a device measures where its clusters run (cluster_order) and every
+/// launch passes the clusters' order by GPC to the kernel (ClusterOrder).
 ///
 /// The epilogue moves behind the next tile's wgmma groups: a consumer packs its finished tile into
 /// 64 registers of bf16 pairs (pack_tile), issues the next tile's wgmma groups, which overwrite the
@@ -109,7 +109,7 @@ struct ClusterOrder {
 
 /// The place in the tile walk of the cluster of rank k among n: the walk's first n tiles, laid out
 /// as grouped_tile lays them (place = group_rows * column + row), taken in runs of 8 along one
-/// tile-row. So the clusters of one GPC work on the same tile-row, and read the same A tile at
+/// pair-row. So the clusters of one GPC work on the same pair-row, and read the same A tile at
 /// about the same time: the L2 request coalescer merges the identical reads of one GPC into one.
 __host__ __device__ inline int gpc_position(int k, int n, int group_rows) {
   if (k >= n) return k;
