@@ -35,7 +35,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
@@ -299,20 +298,11 @@ inline std::vector<int> measure_cluster_gpcs(int cm, unsigned smem) {
 
 /// measure_cluster_gpcs for clusters of one or two blocks, once per device and cluster size.
 inline const std::vector<int>& cluster_gpcs(int cm, unsigned smem) {
-  constexpr int kMaxDevices = 64;
-  static std::vector<int> gpcs[kMaxDevices][2];
-  static std::atomic<int> state[kMaxDevices][2];  // 0 unmeasured, 1 being measured, 2 ready
   static const std::vector<int> none;
   int dev = 0;
   if (cm < 1 || cm > 2 || cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return none;
-  int expected = 0;
-  if (state[dev][cm - 1].compare_exchange_strong(expected, 1)) {
-    gpcs[dev][cm - 1] = measure_cluster_gpcs(cm, smem);
-    state[dev][cm - 1].store(2);
-  }
-  while (state[dev][cm - 1].load() != 2) {
-  }
-  return gpcs[dev][cm - 1];
+  return made_once<2 * kMaxDevices, std::vector<int>>(2 * dev + cm - 1,
+                                                      [&] { return measure_cluster_gpcs(cm, smem); });
 }
 }  // namespace detail
 

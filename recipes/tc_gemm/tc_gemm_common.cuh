@@ -478,27 +478,39 @@ struct GpuKey {
   int cc, sms, smem_per_sm, regs_per_sm;
 };
 
+/// The most devices whose values the launchers keep (made_once).
+constexpr int kMaxDevices = 64;
+
+/// make()'s value for `slot` (0 to kSlots - 1), made by the first caller and kept: what a launcher
+/// reads once per device. A caller that comes while another is making it waits for it.
+template <int kSlots, class T, class Make>
+const T& made_once(int slot, Make make) {
+  static T values[kSlots];
+  static std::atomic<int> state[kSlots];  // 0 not made, 1 being made, 2 ready
+  int expected = 0;
+  if (state[slot].compare_exchange_strong(expected, 1)) {
+    values[slot] = make();
+    state[slot].store(2);
+  }
+  while (state[slot].load() != 2) {
+  }
+  return values[slot];
+}
+
 /// The current device's GpuKey, read once per device (all zero on error).
 inline GpuKey gpu_key() {
-  constexpr int kMaxDevices = 64;
-  static GpuKey keys[kMaxDevices];
-  static std::atomic<int> state[kMaxDevices];  // 0 unread, 1 being read, 2 ready
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return {};
-  int expected = 0;
-  if (state[dev].compare_exchange_strong(expected, 1)) {
+  return made_once<kMaxDevices, GpuKey>(dev, [dev] {
     int major = 0, minor = 0, sms = 0, smem = 0, regs = 0;
     if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
         cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess &&
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
         cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) == cudaSuccess &&
         cudaDeviceGetAttribute(&regs, cudaDevAttrMaxRegistersPerMultiprocessor, dev) == cudaSuccess)
-      keys[dev] = {major * 10 + minor, sms, smem, regs};
-    state[dev].store(2);
-  }
-  while (state[dev].load() != 2) {
-  }
-  return keys[dev];
+      return GpuKey{major * 10 + minor, sms, smem, regs};
+    return GpuKey{};
+  });
 }
 
 }  // namespace detail
