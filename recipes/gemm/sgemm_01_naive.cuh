@@ -18,7 +18,7 @@
 namespace smem::gemm {
 
 //! [naive kernel]
-__global__ void __launch_bounds__(1024) naive_kernel(int M, int N, int K, float alpha,
+static __global__ void __launch_bounds__(1024) naive_kernel(int M, int N, int K, float alpha,
                                                            const float* __restrict__ A, int lda,
                                                            const float* __restrict__ B, int ldb,
                                                            float beta, float* __restrict__ C, int ldc) {

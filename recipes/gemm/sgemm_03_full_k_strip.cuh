@@ -37,7 +37,7 @@ constexpr std::size_t full_k_smem_bytes(int K) {
 }
 
 //! [full-K kernel]
-__global__ void __launch_bounds__(kStrip* kStrip) full_k_strip_kernel(
+static __global__ void __launch_bounds__(kStrip* kStrip) full_k_strip_kernel(
     int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
     const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc) {
   extern __shared__ float strip[];

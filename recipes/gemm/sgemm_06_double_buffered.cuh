@@ -25,7 +25,7 @@
 namespace smem::gemm {
 
 //! [double-buffered kernel]
-__global__ void __launch_bounds__(32 * 32) double_buffered_kernel(
+static __global__ void __launch_bounds__(32 * 32) double_buffered_kernel(
     int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
     const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc) {
   constexpr int T = 32;

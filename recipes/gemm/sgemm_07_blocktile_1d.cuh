@@ -38,7 +38,7 @@ struct Blocktile1d {
 //! [1D blocktiling layout]
 
 //! [1D blocktiling kernel]
-__global__ void __launch_bounds__(Blocktile1d::kThreads) blocktile_1d_kernel(
+static __global__ void __launch_bounds__(Blocktile1d::kThreads) blocktile_1d_kernel(
     int M, int N, int K, float alpha, const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb,
     float beta, float* __restrict__ C, int ldc) {
   using L = Blocktile1d;

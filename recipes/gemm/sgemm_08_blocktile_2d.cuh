@@ -41,7 +41,7 @@ struct Blocktile2d {
 //! [2D blocktiling layout]
 
 //! [2D blocktiling kernel]
-__global__ void __launch_bounds__(Blocktile2d::kThreads) blocktile_2d_kernel(
+static __global__ void __launch_bounds__(Blocktile2d::kThreads) blocktile_2d_kernel(
     int M, int N, int K, float alpha, const float* __restrict__ A, int lda, const float* __restrict__ B, int ldb,
     float beta, float* __restrict__ C, int ldc) {
   using L = Blocktile2d;

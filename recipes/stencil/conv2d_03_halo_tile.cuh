@@ -30,7 +30,7 @@ __host__ __device__ constexpr int halo_offset(int radius, int row, int col) {
 //! [halo map]
 
 //! [halo tile kernel]
-__global__ void __launch_bounds__(kTile * kTileRows)
+static __global__ void __launch_bounds__(kTile * kTileRows)
     conv2d_halo_tile_kernel(const float* __restrict__ in, float* __restrict__ out, int height, int width,
                             int radius) {
   extern __shared__ float tile[];

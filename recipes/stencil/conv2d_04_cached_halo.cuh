@@ -25,7 +25,7 @@ __host__ __device__ constexpr int output_tile_offset(int row, int col) { return 
 //! [output tile map]
 
 //! [cached halo kernel]
-__global__ void __launch_bounds__(kTile * kTileRows)
+static __global__ void __launch_bounds__(kTile * kTileRows)
     conv2d_cached_halo_kernel(const float* __restrict__ in, float* __restrict__ out, int height, int width,
                               int radius) {
   __shared__ float tile[kTile * kTile];

@@ -14,7 +14,7 @@
 namespace smem::stencil {
 
 //! [naive 7-point kernel]
-__global__ void __launch_bounds__(kSt7X * kSt7Y)
+static __global__ void __launch_bounds__(kSt7X * kSt7Y)
     st7_naive_kernel(const float* __restrict__ in, float* __restrict__ out, int nx, int ny, int nz, Coefficients c) {
   const int tiles_x = (nx + kSt7X - 1) / kSt7X, tiles_y = (ny + kSt7Y - 1) / kSt7Y;
   const long long tile = blockIdx.x % (unsigned(tiles_x) * unsigned(tiles_y));

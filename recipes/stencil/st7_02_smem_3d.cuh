@@ -31,7 +31,7 @@ inline constexpr int kBox3dWords = (kBox3dZ + 2) * (kBox3dY + 2) * (kBox3dX + 2)
 //! [3d tile map]
 
 //! [3d tile kernel]
-__global__ void __launch_bounds__(kBox3dThreads)
+static __global__ void __launch_bounds__(kBox3dThreads)
     st7_smem_3d_kernel(const float* __restrict__ in, float* __restrict__ out, int nx, int ny, int nz, Coefficients c) {
   __shared__ float tile[kBox3dWords];
   const long long tiles_x = (nx + kBox3dX - 1) / kBox3dX, tiles_y = (ny + kBox3dY - 1) / kBox3dY;

@@ -32,7 +32,7 @@ inline constexpr int kRingPlaneWords = (kSt7Y + 2) * (kSt7X + 2);
 //! [plane ring map]
 
 //! [planes kernel]
-__global__ void __launch_bounds__(kSt7X * kSt7Y)
+static __global__ void __launch_bounds__(kSt7X * kSt7Y)
     st7_planes_kernel(const float* __restrict__ in, float* __restrict__ out, int nx, int ny, int nz, Coefficients c) {
   __shared__ float ring[3 * kRingPlaneWords];
   const long long tiles_x = (nx + kSt7X - 1) / kSt7X, tiles_y = (ny + kSt7Y - 1) / kSt7Y;

@@ -142,7 +142,7 @@ __device__ inline void store4(float* __restrict__ out, int nx, int ny, const Til
 inline constexpr int kRegPlanesZ = 32;
 
 //! [registers kernel]
-__global__ void __launch_bounds__(RegisterPlane::kThreads, 4)
+static __global__ void __launch_bounds__(RegisterPlane::kThreads, 4)
     st7_registers_kernel(const float* __restrict__ in, float* __restrict__ out, int nx, int ny, int nz, Coefficients c,
                          bool vec) {
   using P = RegisterPlane;

@@ -37,7 +37,7 @@ inline constexpr int kClusterZ = 4, kSlabZ = 16;
 static_assert(kSlabZ >= 2, "a full slab's first and last planes are distinct");
 
 //! [cluster kernel]
-__global__ void __cluster_dims__(kClusterZ, 1, 1) __launch_bounds__(RegisterPlane::kThreads, 4)
+static __global__ void __cluster_dims__(kClusterZ, 1, 1) __launch_bounds__(RegisterPlane::kThreads, 4)
     st7_cluster_kernel(const float* __restrict__ in, float* __restrict__ out, int nx, int ny, int nz, Coefficients c,
                        bool vec) {
   using P = RegisterPlane;

@@ -83,7 +83,7 @@ struct PlaneSlab {
 //! [plane slab]
 
 //! [tma slab kernel]
-__global__ void __launch_bounds__(PlaneSlab::kThreads)
+static __global__ void __launch_bounds__(PlaneSlab::kThreads)
     st7_tma_kernel(const __grid_constant__ CUtensorMap tile_map, const __grid_constant__ CUtensorMap halo_map,
                    float* __restrict__ out, int nx, int ny, int nz, Coefficients c) {
   using S = PlaneSlab;

@@ -236,10 +236,8 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
 //! [cluster kernel]
 
 namespace detail {
-/// Writes the SM each block runs on (a template, so that every file including this header may
-/// define it).
-template <int = 0>
-__global__ void smid_kernel(unsigned* sm_of_block) {
+/// Writes the SM each block runs on.
+static __global__ void smid_kernel(unsigned* sm_of_block) {
   unsigned sm;
   asm volatile("mov.u32 %0, %%smid;\n" : "=r"(sm));
   if (threadIdx.x == 0) sm_of_block[blockIdx.x] = sm;
@@ -253,7 +251,7 @@ inline cudaError_t launch_smid(unsigned* out, int blocks, int cluster, unsigned 
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(unsigned(blocks)), cfg.blockDim = dim3(32), cfg.dynamicSmemBytes = smem, cfg.stream = stream;
   cfg.attrs = &dims, cfg.numAttrs = 1;
-  return cudaLaunchKernelEx(&cfg, smid_kernel<>, out);
+  return cudaLaunchKernelEx(&cfg, smid_kernel, out);
 }
 
 /// The GPC of each cluster of a launch that fills the GPU with clusters of `cm` blocks of `smem`
@@ -272,7 +270,7 @@ inline std::vector<int> measure_cluster_gpcs(int cm, unsigned smem) {
     unsigned* d = nullptr;
     bool ok = cudaMallocAsync(&d, sm.size() * sizeof(unsigned), st) == cudaSuccess;
     if (ok) {
-      ok = cudaFuncSetAttribute(smid_kernel<>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) == cudaSuccess &&
+      ok = cudaFuncSetAttribute(smid_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) == cudaSuccess &&
            launch_smid(d, clusters * cm, cm, smem, st) == cudaSuccess &&
            launch_smid(d + clusters * cm, probes, 8, 0, st) == cudaSuccess &&
            cudaMemcpyAsync(sm.data(), d, sm.size() * sizeof(unsigned), cudaMemcpyDeviceToHost, st) == cudaSuccess;

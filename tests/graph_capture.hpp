@@ -1,0 +1,30 @@
+// Capture-and-replay for graph_test's two files.
+#pragma once
+#include <cuda_runtime.h>
+#include <doctest/doctest.h>
+
+#include "cuda_check.hpp"
+
+namespace smem::test {
+
+// Captures launch(stream) into a graph on a fresh non-blocking stream, replays it twice.
+template <class Launch>
+void capture_and_replay(Launch&& launch) {
+  cudaStream_t s;
+  SMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaGraph_t graph;
+  SMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  const cudaError_t launched = launch(s);
+  const cudaError_t ended = cudaStreamEndCapture(s, &graph);
+  REQUIRE(launched == cudaSuccess);
+  REQUIRE(ended == cudaSuccess);
+  cudaGraphExec_t exec;
+  SMEM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int replay = 0; replay < 2; ++replay) SMEM_CUDA_CHECK(cudaGraphLaunch(exec, s));
+  SMEM_CUDA_CHECK(cudaStreamSynchronize(s));
+  SMEM_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  SMEM_CUDA_CHECK(cudaGraphDestroy(graph));
+  SMEM_CUDA_CHECK(cudaStreamDestroy(s));
+}
+
+}  // namespace smem::test

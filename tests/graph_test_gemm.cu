@@ -1,0 +1,90 @@
+// graph_test's second file: the two GEMM families in a graph on a non-default stream. It
+// includes every family's header, as graph_test.cu does (see there).
+#include <doctest/doctest.h>
+
+#include <gemm/gemm.cuh>
+#include <histogram/histogram.cuh>
+#include <reduction/reduction.cuh>
+#include <scan/scan.cuh>
+#include <stencil/stencil.cuh>
+#include <tc_gemm/tc_gemm.cuh>
+#include <transpose/transpose.cuh>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "device_buffer.hpp"
+#include "gemm_reference.cuh"
+#include "graph_capture.hpp"
+#include "random.hpp"
+
+using smem::test::capture_and_replay;
+using smem::test::DeviceBuffer;
+
+TEST_SUITE("gpu") {
+  TEST_CASE("gemm: every variant in a graph on a non-default stream") {
+    namespace gm = smem::gemm;
+    const int M = 129, N = 127, K = 131, lda = K + 3, ldb = N + 1, ldc = N + 5;
+    const float alpha = 0.5f, beta = 2.0f;
+    auto g = smem::test::rng(3);
+    const auto A = smem::test::random_vector<float>(std::size_t(M) * lda, g);
+    const auto B = smem::test::random_vector<float>(std::size_t(K) * ldb, g);
+    const auto C0 = smem::test::random_vector<float>(std::size_t(M) * ldc, g);
+    std::vector<double> R, S;
+    smem::test::gemm_reference_cpu(M, N, K, alpha, A, lda, B, ldb, beta, C0, ldc, R, S);
+    DeviceBuffer<float> dA(A), dB(B), dC(C0.size());
+    for (auto v : gm::kAllVariants) {
+      CAPTURE(gm::name(v));
+      dC.upload(C0);
+      // Replayed twice, the graph computes C = alpha A B + beta (alpha A B + beta C0).
+      capture_and_replay([&](cudaStream_t s) {
+        return gm::run(v, M, N, K, alpha, dA.get(), lda, dB.get(), ldb, beta, dC.get(), ldc, s);
+      });
+      const auto C = dC.download();
+      double worst = 0;
+      for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+          const std::size_t r = std::size_t(i) * N + j;
+          const double once = R[r], twice = once - double(beta) * C0[std::size_t(i) * ldc + j] + double(beta) * once;
+          const double scale = S[r] * (1 + std::fabs(double(beta))) + 1e-30;
+          worst = std::max(worst, std::fabs(double(C[std::size_t(i) * ldc + j]) - twice) / scale);
+        }
+      CHECK(worst < 64 * K * 1.2e-7);
+    }
+  }
+
+  TEST_CASE("tc_gemm: every variant in a graph on a non-default stream") {
+    namespace tc = smem::tc_gemm;
+    using bf16 = tc::bf16;
+    const int M = 129, N = 136, K = 72;
+    auto g = smem::test::rng(4);
+    const auto f = smem::test::random_vector<float>(std::size_t(M) * K + std::size_t(K) * N, g);
+    std::vector<bf16> A(std::size_t(M) * K), B(std::size_t(K) * N);
+    for (std::size_t i = 0; i < A.size(); ++i) A[i] = __float2bfloat16_rn(f[i]);
+    for (std::size_t i = 0; i < B.size(); ++i) B[i] = __float2bfloat16_rn(f[A.size() + i]);
+    std::vector<double> R(std::size_t(M) * N, 0.0), S(R.size(), 0.0);
+    for (int i = 0; i < M; ++i)
+      for (int k = 0; k < K; ++k)
+        for (int j = 0; j < N; ++j) {
+          const double p = double(__bfloat162float(A[std::size_t(i) * K + k])) * __bfloat162float(B[std::size_t(k) * N + j]);
+          R[std::size_t(i) * N + j] += p;
+          S[std::size_t(i) * N + j] += std::fabs(p);
+        }
+    DeviceBuffer<bf16> dA(A), dB(B), dD(R.size());
+    for (auto v : tc::kAllVariants) {
+      CAPTURE(tc::name(v));
+      dD.poison();
+      capture_and_replay([&](cudaStream_t s) {
+        return tc::run(v, M, N, K, 1.0f, dA.get(), K, dB.get(), N, 0.0f, nullptr, N, dD.get(), N, s);
+      });
+      const auto D = dD.download();
+      bool ok = true;
+      for (std::size_t i = 0; i < R.size(); ++i) {
+        const double x = __bfloat162float(D[i]);
+        ok = ok && std::fabs(x - R[i]) <= std::ldexp(std::fabs(R[i]), -8) + (K + 4) * std::ldexp(S[i], -22);
+      }
+      CHECK(ok);
+    }
+  }
+}
