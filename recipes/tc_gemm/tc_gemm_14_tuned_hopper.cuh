@@ -23,9 +23,8 @@
 /// group_rows), first match wins; entries of one GPU in increasing max_mn.
 // BEGIN TUNED HOPPER TABLE
 #define SMEM_TC_HOPPER_TUNED_TABLE(X)                            \
-  X(90, 132, 233472, 65536, 1048576LL, 128, 6, 2, 16)            \
-  X(90, 132, 233472, 65536, 4194304LL, 256, 4, 1, 8)             \
-  X(90, 132, 233472, 65536, 16777216LL, 256, 4, 2, 1)            \
+  X(90, 132, 233472, 65536, 1048576LL, 128, 6, 2, 8)             \
+  X(90, 132, 233472, 65536, 16777216LL, 256, 4, 2, 4)            \
   X(90, 132, 233472, 65536, 9223372036854775807LL, 256, 4, 2, 8)
 // END TUNED HOPPER TABLE
 
