@@ -1,4 +1,5 @@
-// Capture-and-replay for graph_test's two files.
+// Capture-and-replay for the tests: graph_test's two files, and tc_gemm_test's measurement under
+// a capture.
 #pragma once
 #include <cuda_runtime.h>
 #include <doctest/doctest.h>

@@ -22,10 +22,12 @@
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
 #include "gpu.hpp"
+#include "graph_capture.hpp"
 #include "random.hpp"
 #include "tc_gemm_bank_access.hpp"
 
 namespace tc = smem::tc_gemm;
+using smem::test::capture_and_replay;
 using smem::test::DeviceBuffer;
 using bf16 = tc::bf16;
 
@@ -255,22 +257,13 @@ TEST_SUITE("gpu") {
   TEST_CASE("tc_gemm cluster_order: GPCs measured inside another stream's capture, every cluster ranked once") {
     // The measurement runs on its own stream in relaxed mode: a global-mode capture under way on
     // another stream of this thread must still end and replay.
-    cudaStream_t s;
-    SMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     DeviceBuffer<bf16> A(std::size_t(64) * 64);
-    SMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-    REQUIRE(cudaMemsetAsync(A.get(), 0, 64, s) == cudaSuccess);
-    const std::vector<int> gpc = tc::detail::measure_cluster_gpcs(2, tc::ClusterShape::kSmemBytes);
-    REQUIRE(cudaMemsetAsync(A.get(), 0, 64, s) == cudaSuccess);
-    cudaGraph_t graph;
-    REQUIRE(cudaStreamEndCapture(s, &graph) == cudaSuccess);
-    cudaGraphExec_t exec;
-    REQUIRE(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
-    REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);
-    REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
-    SMEM_CUDA_CHECK(cudaGraphExecDestroy(exec));
-    SMEM_CUDA_CHECK(cudaGraphDestroy(graph));
-    SMEM_CUDA_CHECK(cudaStreamDestroy(s));
+    std::vector<int> gpc;
+    capture_and_replay([&](cudaStream_t s) {
+      REQUIRE(cudaMemsetAsync(A.get(), 0, 64, s) == cudaSuccess);
+      gpc = tc::detail::measure_cluster_gpcs(2, tc::ClusterShape::kSmemBytes);
+      return cudaMemsetAsync(A.get(), 0, 64, s);
+    });
     // One label per cluster of two, several GPCs, and GPCs that hold several clusters each.
     const int clusters = tc::detail::gpu_key().sms / 2;
     REQUIRE(int(gpc.size()) == clusters);

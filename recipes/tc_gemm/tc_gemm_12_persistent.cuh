@@ -15,7 +15,8 @@
 /// clipped by the copy; a panel that ends inside a 16-byte chunk of a row is stored by the threads;
 /// store_tile_tma in tc_gemm_common.cuh, whose two halves, pack_tile and the panel stores of
 /// store_packed_tma, step 13 calls apart). Two staging buffers per warpgroup alternate, so writing
-/// a panel overlaps storing the one before. D too must then have 16-byte aligned rows (cudaErrorInvalidValue otherwise).
+/// a panel overlaps storing the one before. D too must then have 16-byte aligned rows
+/// (cudaErrorInvalidValue otherwise).
 #pragma once
 #include <cuda.h>
 #include <cuda_runtime.h>

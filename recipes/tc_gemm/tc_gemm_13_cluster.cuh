@@ -310,7 +310,8 @@ inline ClusterOrder rank_by_gpc(const std::vector<int>& gpc, int n) {
   ClusterOrder order = {};
   std::vector<int> by_gpc(n);
   std::iota(by_gpc.begin(), by_gpc.end(), 0);
-  if (int(gpc.size()) >= n) std::stable_sort(by_gpc.begin(), by_gpc.end(), [&](int a, int b) { return gpc[a] < gpc[b]; });
+  if (int(gpc.size()) >= n)
+    std::stable_sort(by_gpc.begin(), by_gpc.end(), [&](int a, int b) { return gpc[a] < gpc[b]; });
   for (int i = 0; i < n; ++i) order.rank[by_gpc[i]] = static_cast<unsigned short>(i);
   return order;
 }
