@@ -1,6 +1,7 @@
-// doctest main for every suite. Test cases live in the test suites "host" (no GPU needed) and
-// "gpu". Without a CUDA device the gpu suite is excluded and, when it was asked for, the marker
-// line is printed so that CTest reports the test as Skipped rather than passed.
+// doctest main for every suite. Test cases live in the test suites "host" (no GPU needed), "gpu"
+// and "large" (the boundary tests: tens of GiB of device memory, run by CTest's `large` label).
+// Without a CUDA device the gpu and large suites are excluded and, when one of them was asked for,
+// the marker line is printed so that CTest reports the test as Skipped rather than passed.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
@@ -18,8 +19,10 @@ int main(int argc, char** argv) {
   if (!smem::test::gpu_available()) {
     bool gpu_asked = false;
     for (int i = 1; i < argc; ++i)
-      if (std::strstr(argv[i], "test-suite=gpu") || std::strstr(argv[i], "ts=gpu")) gpu_asked = true;
+      for (const char* suite : {"test-suite=gpu", "ts=gpu", "test-suite=large", "ts=large"})
+        if (std::strstr(argv[i], suite)) gpu_asked = true;
     ctx.addFilter("test-suite-exclude", "gpu");
+    ctx.addFilter("test-suite-exclude", "large");
     if (gpu_asked) std::printf("%s\n", smem::test::kNoGpuMarker);
   }
   return ctx.run();
