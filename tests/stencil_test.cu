@@ -4,7 +4,9 @@
 // 1 to 8, pointers off a 16-byte boundary (the scalar paths), NaN and infinities; the step lists;
 // the steps' shared-memory maps; the bank model on every warp request of the kernels
 // (common/stencil_bank_access.hpp, from the kernels' own maps), held against Nsight Compute's
-// counters once results/*/banks.json has stencil kernels. (Bad arguments: bad_input_test.cu;
+// counters once results/*/banks.json has stencil kernels; every step's plan and refusals at sizes up
+// to INT_MAX (host), and in the "large" suite every step on images and grids of 2^31 - 1 points and
+// more, checked exactly on the GPU with the output's guards. (Bad arguments: bad_input_test.cu;
 // graph capture: graph_test.cu.)
 #include <doctest/doctest.h>
 
@@ -26,6 +28,7 @@
 #include "bank_model.hpp"
 #include "device_buffer.hpp"
 #include "gpu.hpp"
+#include "limits.cuh"
 #include "random.hpp"
 #include "stencil_bank_access.hpp"
 
@@ -198,6 +201,51 @@ bool stencil_measured() {
   return false;
 }
 
+constexpr int kIntMax = std::numeric_limits<int>::max();
+
+long long ceil_div(long long n, long long t) { return (n + t - 1) / t; }
+
+/// A convolution step's blocks on an h x w image, one per tile (README.md, "Accepted sizes").
+long long conv2d_blocks(st::Variant v, long long h, long long w) {
+  switch (v) {
+    case st::Variant::conv2d_naive:
+    case st::Variant::conv2d_constant: return ceil_div(h, 8) * ceil_div(w, 32);
+    case st::Variant::conv2d_halo_tile:
+    case st::Variant::conv2d_cached_halo: return ceil_div(h, 32) * ceil_div(w, 32);
+    default: return ceil_div(h, 64) * ceil_div(w, 128);
+  }
+}
+
+/// A 7-point step's blocks on an nx x ny x nz grid: one per tile, but step 1 holds as many planes
+/// of tiles as 2^31 - 1 blocks do (README.md, "Accepted sizes").
+long long st7_blocks(st::Variant v, long long nx, long long ny, long long nz) {
+  switch (v) {
+    case st::Variant::st7_naive: {
+      const long long plane = ceil_div(nx, 32) * ceil_div(ny, 8);
+      return plane > kIntMax ? plane : plane * std::min(nz, kIntMax / plane);
+    }
+    case st::Variant::st7_smem_3d: return ceil_div(nx, 32) * ceil_div(ny, 4) * ceil_div(nz, 4);
+    case st::Variant::st7_planes: return ceil_div(nx, 32) * ceil_div(ny, 8) * ceil_div(nz, 32);
+    case st::Variant::st7_registers: return ceil_div(nx, 128) * ceil_div(ny, 8) * ceil_div(nz, 32);
+    case st::Variant::st7_cluster: return 4 * ceil_div(nx, 128) * ceil_div(ny, 8) * ceil_div(nz, 64);
+    default: return ceil_div(nx, 256) * ceil_div(ny, 32) * ceil_div(nz, 3);
+  }
+}
+
+/// True when the launcher refuses the grid: its own grid does not fit, and step 6, which runs step 4
+/// where its grid does not fit, only when neither fits.
+bool st7_refused(st::Variant v, long long nx, long long ny, long long nz) {
+  const bool own = st7_blocks(v, nx, ny, nz) > kIntMax;
+  return v == st::Variant::st7_tma ? own && st7_blocks(st::Variant::st7_registers, nx, ny, nz) > kIntMax : own;
+}
+
+/// Two arrays of `points` floats, adjacent, aligned and never dereferenced: arguments for the checks
+/// at sizes no device holds.
+std::pair<float*, float*> dummy_arrays(unsigned long long points) {
+  const std::uintptr_t a = 256, b = a + points * sizeof(float);
+  return {reinterpret_cast<float*>(a), reinterpret_cast<float*>(b)};
+}
+
 }  // namespace
 
 TEST_SUITE("host") {
@@ -298,6 +346,85 @@ TEST_SUITE("host") {
     CHECK(worst[2].cost.wavefronts == 2);
   }
 
+  TEST_CASE("sizes up to INT_MAX: tile counts, every step's plan, refusals before any CUDA call") {
+    CHECK(st::tiles_along(kIntMax, 32) == 1 << 26);
+    CHECK(st::tiles_along(kIntMax - 31, 32) == (1 << 26) - 1);  // 2^31 - 32: whole tiles
+    CHECK(st::tiles_along(kIntMax, 3) == 715827883);
+    CHECK(st::tiles_along(kIntMax, 1) == kIntMax);
+    CHECK(st::tiles_along(1, 256) == 1);
+    CHECK(st::tiles_along(0, 8) == 0);
+    CHECK(st::tile_count(kIntMax, kIntMax, 1, 1) == (long long)kIntMax * kIntMax);
+    CHECK(st::tile_count(kIntMax, kIntMax, 64, 128) == 1LL << 49);
+
+    // Every plan: one block per tile where that fits 2^31 - 1, null (refused) where it does not; on
+    // the large suite's shapes, and on pairs of shapes on either side of each step's limit.
+    const std::pair<int, int> images[] = {
+        {1, kIntMax},          {kIntMax, 1},          {1, kIntMax - 3},      {kIntMax, 4},     {46341, 46344},
+        {2147483641, 224},     {2147483641, 225},     {992, 2147483617},     {993, 2147483617},
+        {2147483585, 8064},    {2147483585, 8065},    {kIntMax, kIntMax}};
+    for (const auto& image : images)
+      for (auto v : st::kConv2dVariants) {
+        const int h = image.first, w = image.second;
+        CAPTURE(st::name(v));
+        CAPTURE(h);
+        CAPTURE(w);
+        const long long blocks = conv2d_blocks(v, h, w);
+        const auto plan = st::plan_conv2d(v, h, w, 2);
+        CHECK((plan.kernel != nullptr) == (blocks <= kIntMax));
+        if (plan.kernel != nullptr) CHECK(plan.grid.x == unsigned(blocks));
+        if (blocks <= kIntMax || (long long)h * w > st::kMaxPoints) continue;
+        const auto [in, out] = dummy_arrays((unsigned long long)h * w);
+        CHECK(st::run_conv2d(v, in, out, h, w, reinterpret_cast<const float*>(std::uintptr_t(16)), 2) ==
+              cudaErrorInvalidValue);
+      }
+    const std::tuple<int, int, int> grids[] = {
+        {kIntMax, 1, 1},          {1, kIntMax, 1},          {1, 1, kIntMax},          {kIntMax - 3, 1, 1},
+        {4, kIntMax, 1},          {1292, 1292, 1287},       {46344, 46341, 1},        {1, 9, 1 << 30},
+        {224, 2147483641, 1},     {225, 2147483641, 1},     {1, 13, 2147483644},      {1, 13, 2147483645},
+        {1, 248, 2147483617},     {1, 249, 2147483617},     {1, 120, 2147483585},     {1, 121, 2147483585},
+        {4, 64, kIntMax},         {4, 65, kIntMax},         {1 << 20, 1 << 20, (1 << 21) - 1}};
+    for (const auto& grid : grids)
+      for (auto v : st::kStencil7Variants) {
+        const int nx = std::get<0>(grid), ny = std::get<1>(grid), nz = std::get<2>(grid);
+        CAPTURE(st::name(v));
+        CAPTURE(nx);
+        CAPTURE(ny);
+        CAPTURE(nz);
+        const long long blocks = st7_blocks(v, nx, ny, nz);
+        const auto plan = st::plan_7point(v, nx, ny, nz);
+        CHECK((plan.kernel != nullptr) == (blocks <= kIntMax));
+        if (plan.kernel != nullptr) CHECK(plan.grid.x == unsigned(blocks));
+        if (!st7_refused(v, nx, ny, nz)) continue;
+        const auto [in, out] = dummy_arrays((unsigned long long)nx * ny * nz);
+        CHECK(st::run_7point(v, in, out, nx, ny, nz, st::Coefficients{1, 1, 1, 1}) == cudaErrorInvalidValue);
+      }
+    // Step 1 of the 7-point stencil on 1 x 9 x 2^30 (2^31 blocks of one plane each): a grid of
+    // 2^30 - 1 planes of 2 tiles; the blocks of plane 0 also take the last plane.
+    CHECK(st::st7_naive_plan(1, 9, 1 << 30).grid.x == 2u * ((1u << 30) - 1));
+
+    // Arrays of more than kMaxPoints = 2^61 - 1 floats are invalid; at the limit the checks pass
+    // (the grids are then refused: see above).
+    const float* f = reinterpret_cast<const float*>(std::uintptr_t(16));
+    {
+      const auto [in, out] = dummy_arrays((1ULL << 30) * kIntMax);
+      CHECK(st::check_conv2d_args(in, out, 1 << 30, kIntMax, f, 2) == st::Args::launch);
+      const auto [in2, out2] = dummy_arrays(((1ULL << 30) + 1) * kIntMax);
+      CHECK(st::check_conv2d_args(in2, out2, (1 << 30) + 1, kIntMax, f, 2) == st::Args::invalid);
+    }
+    {
+      const auto [in, out] = dummy_arrays(st::kMaxPoints);
+      CHECK(st::check_7point_args(in, out, 1 << 20, 1 << 20, (1 << 21) - 1) == st::Args::launch);
+      CHECK(st::check_7point_args(in, out, 1 << 20, 1 << 20, 1 << 21) == st::Args::invalid);
+    }
+    alignas(16) static float buf[64];
+    for (auto v : st::kConv2dVariants)
+      CHECK(st::run_conv2d(v, buf, buf + 32, kIntMax, kIntMax, buf + 48, 1) == cudaErrorInvalidValue);
+    for (auto v : st::kStencil7Variants) {
+      CHECK(st::run_7point(v, buf, buf + 32, kIntMax, kIntMax, kIntMax, {}) == cudaErrorInvalidValue);
+      CHECK(st::run_7point(v, buf, buf + 32, 1 << 20, 1 << 20, 1 << 21, {}) == cudaErrorInvalidValue);
+    }
+  }
+
   TEST_CASE("bank model agrees with Nsight Compute's measured wavefronts (results/*/banks.json)" *
             doctest::skip(!stencil_measured())) {
     const auto not_modelled = smem::test::check_bank_evidence(
@@ -375,5 +502,173 @@ TEST_SUITE("gpu") {
       REQUIRE(st::run_conv2d(v, in.get(), out.get(), h, w, d1.get(), 1) == cudaSuccess);
       CHECK(outside(out.download(), ref, 18) == 0);
     }
+  }
+
+  TEST_CASE("7-point step 1 on a grid of fewer blocks than tiles and planes walks the planes") {
+    // The grid st7_naive_plan launches where one block per tile and plane would pass 2^31 - 1
+    // blocks (1 x 9 x 2^30 points and more), here on a small grid.
+    const int nx = 33, ny = 9, nz = 11;  // 2 x 2 tiles a plane
+    const std::size_t n = std::size_t(nx) * ny * nz;
+    auto g = smem::test::rng(1101);
+    const auto h_in = smem::test::random_vector<float>(n, g);
+    const st::Coefficients c{-6.0f / 7, 0.75f, 1.25f, 0.5f};
+    const Reference ref = st7_reference(h_in, nx, ny, nz, c);
+    DeviceBuffer<float> in(h_in);
+    auto plan = st::st7_naive_plan(nx, ny, nz);
+    REQUIRE(plan.grid.x == 4u * nz);
+    for (unsigned planes : {1u, 2u, 3u, 10u}) {
+      CAPTURE(planes);
+      plan.grid.x = 4 * planes;
+      const auto got =
+          run_poisoned(n, 0, [&](float* o) { return st::launch(plan, nullptr, in.get(), o, nx, ny, nz, c); });
+      CHECK(outside(got, ref, 16) == 0);
+    }
+  }
+}
+
+namespace {
+
+/// The large tests' coefficients and taps: small integers, as the inputs (SmallIntOfIndex), so that
+/// every product and sum is an integer far below 2^24 and exact in float, in any order.
+constexpr st::Coefficients kIntCoefficients{-6.0f, 1.0f, 2.0f, 3.0f};
+constexpr int kInputRange = 8;
+struct Taps {
+  float v[st::kMaxTaps];
+};
+
+/// Outputs that differ from the expected value, and the first of them (~0 if none).
+struct Mismatches {
+  unsigned long long count, first;
+};
+
+__device__ void record_mismatches(unsigned long long bad, unsigned long long first, Mismatches* m) {
+  if (bad == 0) return;
+  atomicAdd(&m->count, bad);
+  atomicMin(&m->first, first);
+}
+
+/// The convolution of an h x w image evaluated directly, one thread per output, compared with `out`.
+__global__ void conv2d_mismatches(const float* in, const float* out, long long h, long long w, Taps taps, int r,
+                                  Mismatches* m) {
+  unsigned long long bad = 0, first = ~0ull;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < h * w;
+       i += (long long)gridDim.x * blockDim.x) {
+    const long long y = i / w, x = i % w;
+    float want = 0.0f;
+    for (int a = -r; a <= r; ++a)
+      for (int b = -r; b <= r; ++b)
+        if (y + a >= 0 && y + a < h && x + b >= 0 && x + b < w)
+          want += taps.v[(a + r) * (2 * r + 1) + b + r] * in[i + a * w + b];
+    if (!(out[i] == want)) first = bad++ == 0 ? i : first;
+  }
+  record_mismatches(bad, first, m);
+}
+
+/// The 7-point stencil of an nx x ny x nz grid evaluated directly, one thread per point, compared
+/// with `out`.
+__global__ void st7_mismatches(const float* in, const float* out, long long nx, long long ny, long long nz,
+                               st::Coefficients c, Mismatches* m) {
+  unsigned long long bad = 0, first = ~0ull;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < nx * ny * nz;
+       i += (long long)gridDim.x * blockDim.x) {
+    const long long x = i % nx, y = i / nx % ny, z = i / (nx * ny);
+    const auto u = [&](long long dx, long long dy, long long dz) {
+      const bool inside = x + dx >= 0 && x + dx < nx && y + dy >= 0 && y + dy < ny && z + dz >= 0 && z + dz < nz;
+      return inside ? in[i + (dz * ny + dy) * nx + dx] : 0.0f;
+    };
+    const float want = c.center * u(0, 0, 0) + c.x * (u(-1, 0, 0) + u(1, 0, 0)) + c.y * (u(0, -1, 0) + u(0, 1, 0)) +
+                       c.z * (u(0, 0, -1) + u(0, 0, 1));
+    if (!(out[i] == want)) first = bad++ == 0 ? i : first;
+  }
+  record_mismatches(bad, first, m);
+}
+
+/// Runs a checking kernel launched by `launch(m)` and returns its mismatches.
+template <class Launch>
+Mismatches mismatches(Launch&& launch) {
+  DeviceBuffer<Mismatches> m(std::vector<Mismatches>{{0, ~0ull}});
+  launch(m.get());
+  SMEM_CUDA_CHECK(cudaGetLastError());
+  SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  return m.download()[0];
+}
+
+/// Every convolution step on an h x w image of small integers (radius 2, integer taps), into one
+/// guarded output: each output checked exactly on the GPU, the guards on both sides intact.
+void check_conv2d_large(int h, int w) {
+  CAPTURE(h);
+  CAPTURE(w);
+  const std::size_t n = std::size_t(h) * w;
+  if (!smem::test::device_can_hold(2 * n * sizeof(float))) return;
+  auto g = smem::test::rng(std::uint64_t(h) * 7919 + std::uint64_t(w));
+  const int r = 2, k = 2 * r + 1;
+  Taps taps{};
+  const auto t = smem::test::random_vector<int>(std::size_t(k) * k, g, -3, 3);
+  std::transform(t.begin(), t.end(), taps.v, [](int x) { return float(x == 0 ? 4 : x); });  // no zero tap
+  DeviceBuffer<float> in(n), filter(std::vector<float>(taps.v, taps.v + k * k));
+  smem::test::fill_by_index(in.get(), n, smem::test::SmallIntOfIndex{g(), kInputRange});
+  smem::test::GuardedBuffer<float> out(n);
+  for (auto v : st::kConv2dVariants) {
+    CAPTURE(st::name(v));
+    out.poison();
+    REQUIRE(st::run_conv2d(v, in.get(), out.get(), h, w, filter.get(), r) == cudaSuccess);
+    SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(out.guards_intact());
+    const Mismatches m =
+        mismatches([&](Mismatches* d) { conv2d_mismatches<<<4096, 256>>>(in.get(), out.get(), h, w, taps, r, d); });
+    CAPTURE(m.first);
+    CHECK(m.count == 0);
+  }
+}
+
+/// Every 7-point step on an nx x ny x nz grid of small integers, as check_conv2d_large.
+void check_7point_large(int nx, int ny, int nz) {
+  CAPTURE(nx);
+  CAPTURE(ny);
+  CAPTURE(nz);
+  const std::size_t n = std::size_t(nx) * ny * nz;
+  if (!smem::test::device_can_hold(2 * n * sizeof(float))) return;
+  auto g = smem::test::rng(std::uint64_t(nx) * 7919 + std::uint64_t(ny) * 31 + nz);
+  DeviceBuffer<float> in(n);
+  smem::test::fill_by_index(in.get(), n, smem::test::SmallIntOfIndex{g(), kInputRange});
+  smem::test::GuardedBuffer<float> out(n);
+  for (auto v : st::kStencil7Variants) {
+    CAPTURE(st::name(v));
+    out.poison();
+    REQUIRE(st::run_7point(v, in.get(), out.get(), nx, ny, nz, kIntCoefficients) == cudaSuccess);
+    SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(out.guards_intact());
+    const Mismatches m = mismatches(
+        [&](Mismatches* d) { st7_mismatches<<<4096, 256>>>(in.get(), out.get(), nx, ny, nz, kIntCoefficients, d); });
+    CAPTURE(m.first);
+    CHECK(m.count == 0);
+  }
+}
+
+}  // namespace
+
+TEST_SUITE("large") {
+  TEST_CASE("convolution: 1 x (2^31 - 1) and (2^31 - 1) x 1 images, and more than 2^31 points") {
+    check_conv2d_large(1, kIntMax);
+    check_conv2d_large(kIntMax, 1);
+    check_conv2d_large(1, kIntMax - 3);  // a multiple of 4: the 16-byte paths, TMA's boxes at x near 2^31
+    check_conv2d_large(46341, 46344);    // more than 2^31 points, neither dimension near it; TMA
+  }
+
+  TEST_CASE("convolution: a (2^31 - 1) x 4 image: TMA's boxes at y near 2^31, indices past 2^32") {
+    check_conv2d_large(kIntMax, 4);  // 32 GiB each, in and out
+  }
+
+  TEST_CASE("7-point: lines of 2^31 - 1 points along x, y and z, and more than 2^31 points") {
+    check_7point_large(kIntMax, 1, 1);
+    check_7point_large(1, kIntMax, 1);
+    check_7point_large(1, 1, kIntMax);
+    check_7point_large(kIntMax - 3, 1, 1);  // a multiple of 4: the 16-byte paths, TMA's boxes at x near 2^31
+    check_7point_large(1292, 1292, 1287);   // more than 2^31 points, no dimension near it; TMA
+    check_7point_large(46344, 46341, 1);    // a plane of more than 2^31 points
+  }
+
+  TEST_CASE("7-point: a 4 x (2^31 - 1) x 1 grid: TMA's boxes at y near 2^31, indices past 2^32") {
+    check_7point_large(4, kIntMax, 1);  // 32 GiB each, in and out
   }
 }

@@ -30,7 +30,7 @@ template <class Filter>
 __global__ void __launch_bounds__(kDirectX * kDirectY)
     conv2d_direct_kernel(const float* __restrict__ in, float* __restrict__ out, int height, int width, Filter f,
                          int radius) {
-  const int tiles_x = (width + kDirectX - 1) / kDirectX;
+  const int tiles_x = tiles_along(width, kDirectX);
   const long long y = (long long)(blockIdx.x / tiles_x) * kDirectY + threadIdx.y;
   const long long x = (long long)(blockIdx.x % tiles_x) * kDirectX + threadIdx.x;
   if (y >= height || x >= width) return;

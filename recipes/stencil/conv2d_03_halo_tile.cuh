@@ -34,7 +34,7 @@ static __global__ void __launch_bounds__(kTile * kTileRows)
     conv2d_halo_tile_kernel(const float* __restrict__ in, float* __restrict__ out, int height, int width,
                             int radius) {
   extern __shared__ float tile[];
-  const int tiles_x = (width + kTile - 1) / kTile;
+  const int tiles_x = tiles_along(width, kTile);
   const long long y0 = (long long)(blockIdx.x / tiles_x) * kTile, x0 = (long long)(blockIdx.x % tiles_x) * kTile;
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kTile + tx;
   const int pitch = halo_pitch(radius), k = 2 * radius + 1;

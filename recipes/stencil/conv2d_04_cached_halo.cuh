@@ -29,7 +29,7 @@ static __global__ void __launch_bounds__(kTile * kTileRows)
     conv2d_cached_halo_kernel(const float* __restrict__ in, float* __restrict__ out, int height, int width,
                               int radius) {
   __shared__ float tile[kTile * kTile];
-  const int tiles_x = (width + kTile - 1) / kTile;
+  const int tiles_x = tiles_along(width, kTile);
   const long long y0 = (long long)(blockIdx.x / tiles_x) * kTile, x0 = (long long)(blockIdx.x % tiles_x) * kTile;
   const int tx = threadIdx.x, ty = threadIdx.y, k = 2 * radius + 1;
 

@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(CoarseShape<R>::kThreads)
   using S = CoarseShape<R>;
   __shared__ float4 tile4[S::kVecs];
   float* tile = reinterpret_cast<float*>(tile4);
-  const int tiles_x = (width + S::kTileW - 1) / S::kTileW;
+  const int tiles_x = tiles_along(width, S::kTileW);
   const long long y0 = (long long)(blockIdx.x / tiles_x) * S::kTileH;
   const long long x0 = (long long)(blockIdx.x % tiles_x) * S::kTileW;
   const int tid = threadIdx.y * S::kThreadsX + threadIdx.x;

@@ -86,8 +86,11 @@ __global__ void __launch_bounds__(CoarseShape<R>::kThreads, kTmaMinBlocks<R>)
   __shared__ alignas(128) float4 tile4[T::kWords / 4];
   __shared__ std::uint64_t full;
   float* tile = reinterpret_cast<float*>(tile4);
-  const int tiles_x = (width + S::kTileW - 1) / S::kTileW;
+  const int tiles_x = tiles_along(width, S::kTileW);
   const int y0 = int(blockIdx.x / tiles_x) * S::kTileH, x0 = int(blockIdx.x % tiles_x) * S::kTileW;
+  // The right halo's first column, or the image's edge where the tile reaches it: the box is then
+  // all zeros either way, and x0 + kTileW would pass INT_MAX for a width near it.
+  const int x_right = min(x0, width - S::kTileW) + S::kTileW;
   const bool issuer = threadIdx.x == 0 && threadIdx.y == 0;
 
   if (issuer) {  // the whole tile, halo and zero padding included, as three boxes
@@ -95,7 +98,7 @@ __global__ void __launch_bounds__(CoarseShape<R>::kThreads, kTmaMinBlocks<R>)
     mbar_arrive_expect_tx(&full, T::kBytes);
     tma_load_2d(tile, &in_map, x0, y0 - R, &full);
     tma_load_2d(tile + T::kLeft, &halo_map, x0 - S::kPad, y0 - R, &full);
-    tma_load_2d(tile + T::kRight, &halo_map, x0 + S::kTileW, y0 - R, &full);
+    tma_load_2d(tile + T::kRight, &halo_map, x_right, y0 - R, &full);
   }
   __syncthreads();      // the barrier is initialized before anyone waits on it
   mbar_wait(&full, 0);  // the tile has landed
@@ -148,15 +151,15 @@ inline bool conv2d_tma_maps(CUtensorMap* in_map, CUtensorMap* halo_map, CUtensor
 
 /// out = in convolved with the (2r + 1)^2 filter at `filter`, zero padding; see stencil_common.cuh.
 /// Where TMA cannot read or write the image (width not a multiple of 4, `in` or `out` not 16-byte
-/// aligned), step 5 runs.
+/// aligned), step 5 runs; where the grid does not fit, step 5 refuses it (its tiles are the same).
 inline cudaError_t conv2d_tma(const float* in, float* out, int height, int width, const float* filter, int radius,
                               cudaStream_t stream = nullptr) {
   if (Args a = check_conv2d_args(in, out, height, width, filter, radius); a != Args::launch) return args_error(a);
+  const Plan<TmaConvKernel> plan = conv2d_tma_plan(height, width, radius);
   CUtensorMap in_map, halo_map, out_map;
-  if (!conv2d_tma_maps(&in_map, &halo_map, &out_map, in, out, height, width, radius))
+  if (plan.kernel == nullptr || !conv2d_tma_maps(&in_map, &halo_map, &out_map, in, out, height, width, radius))
     return conv2d_coarsened(in, out, height, width, filter, radius, stream);
-  return launch_with_filter(conv2d_tma_plan(height, width, radius), filter, radius, stream, in_map, halo_map, out_map,
-                            height, width);
+  return launch_with_filter(plan, filter, radius, stream, in_map, halo_map, out_map, height, width);
 }
 
 }  // namespace smem::stencil

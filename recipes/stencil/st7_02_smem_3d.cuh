@@ -34,7 +34,7 @@ inline constexpr int kBox3dWords = (kBox3dZ + 2) * (kBox3dY + 2) * (kBox3dX + 2)
 static __global__ void __launch_bounds__(kBox3dThreads)
     st7_smem_3d_kernel(const float* __restrict__ in, float* __restrict__ out, int nx, int ny, int nz, Coefficients c) {
   __shared__ float tile[kBox3dWords];
-  const long long tiles_x = (nx + kBox3dX - 1) / kBox3dX, tiles_y = (ny + kBox3dY - 1) / kBox3dY;
+  const long long tiles_x = tiles_along(nx, kBox3dX), tiles_y = tiles_along(ny, kBox3dY);
   const long long b = blockIdx.x;
   const long long x0 = b % tiles_x * kBox3dX, y0 = b / tiles_x % tiles_y * kBox3dY;
   const long long z0 = b / (tiles_x * tiles_y) * kBox3dZ;
@@ -56,7 +56,7 @@ static __global__ void __launch_bounds__(kBox3dThreads)
 //! [3d tile kernel]
 
 inline Plan<void (*)(const float*, float*, int, int, int, Coefficients)> st7_smem_3d_plan(int nx, int ny, int nz) {
-  return grid_plan(st7_smem_3d_kernel, tile_count(nx, ny, kBox3dX, kBox3dY) * ((nz + kBox3dZ - 1) / kBox3dZ),
+  return grid_plan(st7_smem_3d_kernel, tile_count(nx, ny, kBox3dX, kBox3dY) * tiles_along(nz, kBox3dZ),
                    dim3(kBox3dX, kBox3dY, kBox3dZ));
 }
 

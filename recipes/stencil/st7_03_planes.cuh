@@ -35,7 +35,7 @@ inline constexpr int kRingPlaneWords = (kSt7Y + 2) * (kSt7X + 2);
 static __global__ void __launch_bounds__(kSt7X * kSt7Y)
     st7_planes_kernel(const float* __restrict__ in, float* __restrict__ out, int nx, int ny, int nz, Coefficients c) {
   __shared__ float ring[3 * kRingPlaneWords];
-  const long long tiles_x = (nx + kSt7X - 1) / kSt7X, tiles_y = (ny + kSt7Y - 1) / kSt7Y;
+  const long long tiles_x = tiles_along(nx, kSt7X), tiles_y = tiles_along(ny, kSt7Y);
   const long long b = blockIdx.x;
   const long long x0 = b % tiles_x * kSt7X, y0 = b / tiles_x % tiles_y * kSt7Y;
   const long long z0 = b / (tiles_x * tiles_y) * kPlanesZ, z1 = z0 + kPlanesZ < nz ? z0 + kPlanesZ : nz;
@@ -65,7 +65,7 @@ static __global__ void __launch_bounds__(kSt7X * kSt7Y)
 //! [planes kernel]
 
 inline Plan<void (*)(const float*, float*, int, int, int, Coefficients)> st7_planes_plan(int nx, int ny, int nz) {
-  return grid_plan(st7_planes_kernel, tile_count(nx, ny, kSt7X, kSt7Y) * ((nz + kPlanesZ - 1) / kPlanesZ),
+  return grid_plan(st7_planes_kernel, tile_count(nx, ny, kSt7X, kSt7Y) * tiles_along(nz, kPlanesZ),
                    dim3(kSt7X, kSt7Y));
 }
 

@@ -78,13 +78,18 @@ __device__ inline float4 load4(const float* __restrict__ in, int nx, int ny, int
                      fetch3d(in, nx, ny, nz, x + 2, y, z), fetch3d(in, nx, ny, nz, x + 3, y, z));
 }
 
+/// Tiles of a plane in steps 4 and 5.
+__host__ __device__ constexpr long long register_tiles(int nx, int ny) {
+  return tile_count(nx, ny, RegisterPlane::kTileX, RegisterPlane::kTileY);
+}
+
 /// Where a block of steps 4 and 5 works: its tile's corner (x0, y0) and the thread's first point.
 struct TileCorner {
   long long x0, y0, x, y;
 };
 __device__ inline TileCorner tile_corner(long long tile, int nx) {
   using P = RegisterPlane;
-  const long long tiles_x = (nx + P::kTileX - 1) / P::kTileX;
+  const long long tiles_x = tiles_along(nx, P::kTileX);
   const long long x0 = tile % tiles_x * P::kTileX, y0 = tile / tiles_x * P::kTileY;
   return {x0, y0, x0 + 4 * threadIdx.x, y0 + threadIdx.y};
 }
@@ -148,7 +153,7 @@ static __global__ void __launch_bounds__(RegisterPlane::kThreads, 4)
   using P = RegisterPlane;
   __shared__ float4 plane4[P::kWords / 4];
   float* plane = reinterpret_cast<float*>(plane4);
-  const long long tiles = ((nx + P::kTileX - 1) / P::kTileX) * ((ny + P::kTileY - 1) / P::kTileY);
+  const long long tiles = register_tiles(nx, ny);
   const TileCorner t = tile_corner(blockIdx.x % tiles, nx);
   const long long z0 = blockIdx.x / tiles * kRegPlanesZ, z1 = z0 + kRegPlanesZ < nz ? z0 + kRegPlanesZ : nz;
 
@@ -174,14 +179,9 @@ inline bool st7_vector_ok(const float* in, const float* out, int nx) {
   return nx % 4 == 0 && (reinterpret_cast<std::uintptr_t>(in) | reinterpret_cast<std::uintptr_t>(out)) % 16 == 0;
 }
 
-/// Tiles of a plane in steps 4 and 5.
-__host__ __device__ constexpr long long register_tiles(int nx, int ny) {
-  return tile_count(nx, ny, RegisterPlane::kTileX, RegisterPlane::kTileY);
-}
-
 inline Plan<void (*)(const float*, float*, int, int, int, Coefficients, bool)> st7_registers_plan(int nx, int ny,
                                                                                                  int nz) {
-  return grid_plan(st7_registers_kernel, register_tiles(nx, ny) * ((nz + kRegPlanesZ - 1) / kRegPlanesZ),
+  return grid_plan(st7_registers_kernel, register_tiles(nx, ny) * tiles_along(nz, kRegPlanesZ),
                    dim3(RegisterPlane::kThreadsX, RegisterPlane::kThreadsY));
 }
 

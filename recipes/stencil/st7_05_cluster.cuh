@@ -97,7 +97,7 @@ static __global__ void __cluster_dims__(kClusterZ, 1, 1) __launch_bounds__(Regis
 
 inline Plan<void (*)(const float*, float*, int, int, int, Coefficients, bool)> st7_cluster_plan(int nx, int ny,
                                                                                                 int nz) {
-  const long long columns = (nz + kClusterZ * kSlabZ - 1) / (kClusterZ * kSlabZ);
+  const long long columns = tiles_along(nz, kClusterZ * kSlabZ);
   return grid_plan(st7_cluster_kernel, register_tiles(nx, ny) * columns * kClusterZ,
                    dim3(RegisterPlane::kThreadsX, RegisterPlane::kThreadsY));
 }

@@ -89,10 +89,13 @@ static __global__ void __launch_bounds__(PlaneSlab::kThreads)
   using S = PlaneSlab;
   extern __shared__ __align__(128) float slots[];
   __shared__ std::uint64_t full[S::kPlanes];
-  const int tiles_x = (nx + S::kTileX - 1) / S::kTileX, tiles = tiles_x * ((ny + S::kTileY - 1) / S::kTileY);
+  const int tiles_x = tiles_along(nx, S::kTileX), tiles = tiles_x * tiles_along(ny, S::kTileY);  // <= gridDim.x
   const int tile = int(blockIdx.x % unsigned(tiles));  // the tiles of a slab are consecutive blocks
   const int x0 = tile % tiles_x * S::kTileX, y0 = tile / tiles_x * S::kTileY;
   const int z0 = int(blockIdx.x / unsigned(tiles)) * S::kWalk, outputs = nz - z0 < S::kWalk ? nz - z0 : S::kWalk;
+  // The right halo's first column, or the grid's edge where the tile reaches it: the box is then
+  // all zeros either way, and x0 + kTileX would pass INT_MAX for an nx near it.
+  const int x_right = min(x0, nx - S::kTileX) + S::kTileX;
   if (threadIdx.x == 0 && threadIdx.y == 0) {
     for (int i = 0; i < outputs + 2; ++i) mbar_init(&full[i]);
     for (int i = 0; i < outputs + 2; ++i) {  // input plane z0 - 1 + i into slot i, all at once
@@ -100,7 +103,7 @@ static __global__ void __launch_bounds__(PlaneSlab::kThreads)
       mbar_arrive_expect_tx(&full[i], S::kBoxBytes);
       tma_load_3d(slot, &tile_map, x0, y0 - 1, z0 - 1 + i, &full[i]);
       tma_load_3d(slot + S::kLeft, &halo_map, x0 - S::kHalo, y0 - 1, z0 - 1 + i, &full[i]);
-      tma_load_3d(slot + S::kRight, &halo_map, x0 + S::kTileX, y0 - 1, z0 - 1 + i, &full[i]);
+      tma_load_3d(slot + S::kRight, &halo_map, x_right, y0 - 1, z0 - 1 + i, &full[i]);
     }
   }
   __syncthreads();  // the barriers are initialized before anyone waits on them
@@ -157,25 +160,27 @@ using TmaSt7Kernel = void (*)(const CUtensorMap, const CUtensorMap, float*, int,
 /// first: block b is tile b % tiles of slab b / tiles.
 inline Plan<TmaSt7Kernel> st7_tma_plan(int nx, int ny, int nz) {
   using S = PlaneSlab;
-  return grid_plan(st7_tma_kernel, tma_slab_tiles(nx, ny) * ((nz + S::kWalk - 1) / S::kWalk),
+  return grid_plan(st7_tma_kernel, tma_slab_tiles(nx, ny) * tiles_along(nz, S::kWalk),
                    dim3(S::kThreadsX, S::kThreadsY), S::kSmem);
 }
 
 /// The 7-point stencil of `in` into `out`, zero outside the grid; see stencil_common.cuh. Where
-/// TMA cannot read the grid (nx not a multiple of 4, `in` or `out` not 16-byte aligned), step 4
-/// runs.
+/// TMA cannot read the grid (nx not a multiple of 4, `in` or `out` not 16-byte aligned) or the
+/// grid of slabs does not fit, step 4 runs.
 inline cudaError_t st7_tma(const float* in, float* out, int nx, int ny, int nz, Coefficients c,
                            cudaStream_t stream = nullptr) {
   using S = PlaneSlab;
   if (Args a = check_7point_args(in, out, nx, ny, nz); a != Args::launch) return args_error(a);
+  const Plan<TmaSt7Kernel> plan = st7_tma_plan(nx, ny, nz);
   const long long dims[3] = {nx, ny, nz};
   const int tile_box[3] = {S::kTileX, S::kRows, 1}, halo_box[3] = {S::kHalo, S::kRows, 1};
   CUtensorMap tile_map, halo_map;
   const CUtensorMapL2promotion exact = CU_TENSOR_MAP_L2_PROMOTION_NONE;  // a 16-byte halo row reads one sector
-  if (!st7_vector_ok(in, out, nx) || !make_float_map(&tile_map, in, 3, dims, tile_box, exact) ||
+  if (plan.kernel == nullptr || !st7_vector_ok(in, out, nx) ||
+      !make_float_map(&tile_map, in, 3, dims, tile_box, exact) ||
       !make_float_map(&halo_map, in, 3, dims, halo_box, exact))
     return st7_registers(in, out, nx, ny, nz, c, stream);
-  return launch(st7_tma_plan(nx, ny, nz), stream, tile_map, halo_map, out, nx, ny, nz, c);
+  return launch(plan, stream, tile_map, halo_map, out, nx, ny, nz, c);
 }
 
 }  // namespace smem::stencil

@@ -35,6 +35,20 @@
 /// a block would overwrite what its neighbours still read), the filter overlapping `out`. A zero
 /// size is a no-op. Indices are 64-bit. The launchers never allocate or synchronize, so they can
 /// be captured in a CUDA graph; each returns `cudaGetLastError()` after its launch.
+///
+/// Accepted sizes: every size from 0 to INT_MAX in each dimension, but for two limits, refused
+/// like the invalid arguments above (`cudaErrorInvalidValue` before any CUDA call):
+/// - an image or grid of more than kMaxPoints = 2^61 - 1 points, whose bytes would pass
+///   PTRDIFF_MAX: no buffer is that large;
+/// - a step whose grid needs more than kMaxBlocks = 2^31 - 1 blocks (gridDim.x's limit): one
+///   block per tile, ceil(n / t) tiles along a dimension of n points with a tile edge of t.
+///   Convolution (width x height): steps 1 and 2 tiles of 32 x 8, steps 3 and 4 32 x 32, steps
+///   5 and 6 128 x 64. 7-point (nx x ny x nz): step 1 tiles of 32 x 8 in a plane, whatever nz
+///   (its blocks walk several planes where one block per tile and plane would pass the limit);
+///   step 2 32 x 4 x 4; step 3 32 x 8 x 32; step 4 128 x 8 x 32; step 5 four blocks per tile of
+///   128 x 8 x 64; step 6 256 x 32 x 3, or else step 4's grid, which it then runs. The smallest
+///   arrays refused: 1 x 13 x (2^31 - 3) for 7-point step 2 (104 GiB each), more than 900 GiB
+///   each for every other step.
 #pragma once
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -69,12 +83,16 @@ inline bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size
 
 inline bool misaligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % alignof(float) != 0; }
 
+/// Most points of an image or grid: its bytes fit a ptrdiff_t, as every buffer's do.
+inline constexpr long long kMaxPoints = (long long)(PTRDIFF_MAX / sizeof(float));
+
 //! [contract]
 /// The 2D convolution's argument checks (no CUDA call).
 inline Args check_conv2d_args(const float* in, const float* out, int height, int width, const float* filter,
                               int radius) {
   if (height < 0 || width < 0 || radius < 1 || radius > kMaxRadius) return Args::invalid;
   if (height == 0 || width == 0) return Args::empty;
+  if (std::size_t(height) * std::size_t(width) > std::size_t(kMaxPoints)) return Args::invalid;
   if (in == nullptr || out == nullptr || filter == nullptr) return Args::invalid;
   if (misaligned(in) || misaligned(out) || misaligned(filter)) return Args::invalid;
   const std::size_t bytes = std::size_t(height) * std::size_t(width) * sizeof(float);
@@ -87,6 +105,7 @@ inline Args check_conv2d_args(const float* in, const float* out, int height, int
 inline Args check_7point_args(const float* in, const float* out, int nx, int ny, int nz) {
   if (nx < 0 || ny < 0 || nz < 0) return Args::invalid;
   if (nx == 0 || ny == 0 || nz == 0) return Args::empty;
+  if (std::size_t(nx) * std::size_t(ny) > std::size_t(kMaxPoints) / std::size_t(nz)) return Args::invalid;
   if (in == nullptr || out == nullptr || misaligned(in) || misaligned(out)) return Args::invalid;
   const std::size_t bytes = std::size_t(nx) * std::size_t(ny) * std::size_t(nz) * sizeof(float);
   return overlap(in, bytes, out, bytes) ? Args::invalid : Args::launch;
@@ -105,12 +124,15 @@ struct Plan {
   Plan<const void*> erased() const { return {reinterpret_cast<const void*>(kernel), grid, block, smem}; }
 };
 
-/// The plan of a kernel over `blocks` blocks of a 1D grid (null when that exceeds 2^31 - 1).
+/// Most blocks of a grid: gridDim.x's limit.
+inline constexpr long long kMaxBlocks = 0x7fffffff;
+
+/// The plan of a kernel over `blocks` blocks of a 1D grid (null when that exceeds kMaxBlocks).
 /// Every step launches a 1D grid and decodes its tile from blockIdx.x, so no image or grid
 /// dimension meets the 65,535 limit of gridDim.y and gridDim.z.
 template <class Kernel>
 Plan<Kernel> grid_plan(Kernel kernel, long long blocks, dim3 block, unsigned smem = 0) {
-  return {blocks <= 0x7fffffffLL ? kernel : nullptr, dim3(unsigned(blocks)), block, smem};
+  return {blocks <= kMaxBlocks ? kernel : nullptr, dim3(unsigned(blocks)), block, smem};
 }
 
 /// Launches a plan with the kernel's arguments: cudaErrorInvalidValue for a null kernel; above
@@ -127,9 +149,13 @@ cudaError_t launch(const Plan<Kernel>& p, cudaStream_t stream, A... args) {
 }
 //! [plan]
 
-/// Number of tile x tile tiles (a, b the tile's extent in each dimension) covering n x m.
-__host__ __device__ constexpr long long tile_count(long long n, long long m, int a, int b) {
-  return ((n + a - 1) / a) * ((m + b - 1) / b);
+/// Tiles of edge t along n points: ceil(n / t), 0 for n <= 0. Written (n - 1) / t + 1: the usual
+/// (n + t - 1) / t overflows an int for n within t of INT_MAX.
+__host__ __device__ constexpr int tiles_along(int n, int t) { return n > 0 ? (n - 1) / t + 1 : 0; }
+
+/// Number of a x b tiles (a, b the tile's extent in each dimension) covering n x m, in 64 bits.
+__host__ __device__ constexpr long long tile_count(int n, int m, int a, int b) {
+  return (long long)tiles_along(n, a) * tiles_along(m, b);
 }
 
 /// Output tile edge of convolution steps 3 and 4, and their block: 32 x 8 threads, 4 outputs each.
