@@ -2,10 +2,12 @@
 // integers, and floats drawn as small integers (every partial sum exact, so any lost, doubled or
 // misplaced element shows bitwise), then fractional floats within a derived error bound; max; a
 // non-commutative operator (composition of affine maps); in place; inputs and outputs off a
-// 16-byte boundary; NaN and infinities; determinism of steps 1 to 5; n = 2^31 + 3 in place; the
-// host-side layouts; the bank model on every warp request of the kernels
-// (common/scan_bank_access.hpp, from the kernels' own index maps), held against Nsight Compute's
-// counters once results/*/banks.json has scan kernels. (Bad arguments: bad_input_test.cu; graph capture: graph_test.cu.)
+// 16-byte boundary; NaN and infinities, in sums and in Max (bit for bit with the sequential scan);
+// determinism of steps 1 to 5; n = 2^31 + 3 in place; the host-side layouts and the size limits;
+// the bank model on every warp request of the kernels (common/scan_bank_access.hpp, from the
+// kernels' own index maps), held against Nsight Compute's counters once results/*/banks.json has
+// scan kernels. The "large" suite: every step at n = 2^32 + 2^20 + 7, every prefix checked.
+// (Bad arguments: bad_input_test.cu; graph capture: graph_test.cu.)
 #include <cub/device/device_scan.cuh>
 #include <cuda/functional>
 #include <cuda/std/functional>
@@ -14,6 +16,7 @@
 #include <scan/scan.cuh>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -28,11 +31,13 @@
 #include "compare.hpp"
 #include "device_buffer.hpp"
 #include "gpu.hpp"
+#include "limits.cuh"
 #include "random.hpp"
 #include "scan_bank_access.hpp"
 
 namespace sc = smem::scan;
 using smem::test::DeviceBuffer;
+using smem::test::GuardedBuffer;
 
 namespace {
 
@@ -138,36 +143,143 @@ void check_exact(long long n, int in_offset = 0, int out_offset = 0) {
   DeviceBuffer<T> buf(std::size_t(n) + in_offset);
   SMEM_CUDA_CHECK(cudaMemcpy(buf.get() + in_offset, h.data(), n * sizeof(T), cudaMemcpyHostToDevice));
   const T* in = buf.get() + in_offset;
-  const T lowest = std::numeric_limits<T>::lowest();
   for (sc::Kind kind : kKinds) {
     CAPTURE(kind_name(kind));
     const auto sum = host_scan(h, cuda::std::plus<T>{}, T(0), kind);
-    const auto max = host_scan(h, cuda::maximum<T>{}, lowest, kind);
+    const auto max = host_scan(h, sc::Max{}, sc::Max::identity<T>(), kind);
     REQUIRE(smem::test::first_bit_mismatch(cub_scan(in, n, cuda::std::plus<T>{}, T(0), kind), sum) == -1);
     for (auto v : sc::kAllVariants) {
       CAPTURE(sc::name(v));
       CHECK(smem::test::first_bit_mismatch(scan_on_device(v, in, n, cuda::std::plus<T>{}, T(0), kind, out_offset),
                                            sum) == -1);
-      CHECK(smem::test::first_bit_mismatch(scan_on_device(v, in, n, cuda::maximum<T>{}, lowest, kind, out_offset),
-                                           max) == -1);
+      CHECK(smem::test::first_bit_mismatch(
+                scan_on_device(v, in, n, sc::Max{}, sc::Max::identity<T>(), kind, out_offset), max) == -1);
     }
   }
 }
 
-/// x[i] = i mod 7 - 3: every whole period sums to 0, so prefixes stay in [-6, 6] for any n.
-__global__ void fill_pattern(int* x, long long n) {
+/// Data whose every prefix is known without a scan: x[i] = p(i) - p(i - 1), with p(i) =
+/// scale h(i) for a hash h of the index into [-range, range] and p(-1) = 0. The inclusive prefix
+/// of i is p(i) and the exclusive one p(i - 1); every partial sum of any grouping is a range sum,
+/// p(b) - p(a - 1), so it is exact whenever 2 scale range fits T. A lost, doubled or misplaced
+/// element or tile carry changes a prefix (h differs between neighbours).
+template <class T>
+struct Telescoping {
+  smem::test::SmallIntOfIndex h;
+  T scale;
+  __host__ __device__ T prefix(long long i) const { return i < 0 ? T(0) : scale * T(h(std::size_t(i))); }
+  __host__ __device__ T operator()(std::size_t i) const { return prefix((long long)i) - prefix((long long)i - 1); }
+  /// out[i] of the scan of this data.
+  __host__ __device__ T expected(long long i, sc::Kind kind) const {
+    return prefix(kind == sc::Kind::inclusive ? i : i - 1);
+  }
+};
+
+template <class T>
+__global__ void count_wrong_kernel(const T* out, long long n, Telescoping<T> f, sc::Kind kind,
+                                   unsigned long long* wrong) {
+  unsigned long long count = 0;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
-    x[i] = int(i % 7) - 3;
+    count += out[i] != f.expected(i, kind);
+  if (count) atomicAdd(wrong, count);
 }
 
-/// Counts the elements of a scan of fill_pattern's x that differ from the sum of their period.
-__global__ void count_wrong(const int* x, long long n, bool inclusive, unsigned long long* wrong) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
-       i += (long long)gridDim.x * blockDim.x) {
-    int expect = 0;
-    for (long long k = i - i % 7; k < i + inclusive; ++k) expect += int(k % 7) - 3;
-    if (x[i] != expect) atomicAdd(wrong, 1ull);
+/// How many of out[0, n) differ from the scan of f's data, counted on the device.
+template <class T>
+unsigned long long wrong_prefixes(const T* out, long long n, Telescoping<T> f, sc::Kind kind) {
+  DeviceBuffer<unsigned long long> wrong(1);
+  SMEM_CUDA_CHECK(cudaMemset(wrong.get(), 0, sizeof(unsigned long long)));
+  count_wrong_kernel<<<4096, 256>>>(out, n, f, kind, wrong.get());
+  SMEM_CUDA_CHECK(cudaGetLastError());
+  SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  return wrong.download()[0];
+}
+
+/// A quiet NaN of T with `payload` in its low mantissa bits, negative if asked: NaNs that differ in
+/// their bits, so that a bitwise comparison shows which one a step kept.
+template <class T>
+T nan_with(unsigned payload, bool negative = false) {
+  using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  T x = std::numeric_limits<T>::quiet_NaN();
+  Bits b;
+  std::memcpy(&b, &x, sizeof b);
+  b |= Bits(payload) | Bits(negative) << (8 * sizeof(T) - 1);
+  std::memcpy(&x, &b, sizeof b);
+  return x;
+}
+
+/// The inputs of the Max tests at size n, by name: a rising ramp (i / 4 plus an integer in
+/// [-50, 50], zeros of either sign: the running maximum changes every few elements) with NaNs of
+/// different bits and infinities at the borders of the steps' tiles and elsewhere.
+template <class T>
+std::vector<std::pair<const char*, std::vector<T>>> max_cases(long long n, std::uint64_t salt) {
+  auto g = smem::test::rng(salt);
+  const auto r = smem::test::random_vector<int>(std::size_t(n), g, -50, 50);
+  std::vector<T> ramp(static_cast<std::size_t>(n));
+  for (long long i = 0; i < n; ++i) {
+    ramp[i] = T(r[i] + i / 4);
+    if (ramp[i] == 0 && g() % 2) ramp[i] = -T(0);
   }
+  const T inf = std::numeric_limits<T>::infinity();
+  const long long tile = sc::kTileElems<T>, last_tile = (n - 1) / tile * tile;
+  std::vector<std::pair<const char*, std::vector<T>>> cases;
+  const auto with = [&](const char* name, auto edit) {
+    auto x = ramp;
+    edit(x);
+    cases.emplace_back(name, std::move(x));
+  };
+  with("NaN first", [&](std::vector<T>& x) { x[0] = nan_with<T>(1); });
+  with("NaN last", [&](std::vector<T>& x) { x[n - 1] = nan_with<T>(2, true); });
+  with("NaNs in the middle: tile borders of every step", [&](std::vector<T>& x) {
+    unsigned payload = 3;
+    for (long long i : {1023LL, 1024LL, tile, n / 2, last_tile})
+      if (i > 0 && i < n) x[i] = nan_with<T>(payload, payload % 2), ++payload;
+  });
+  with("all NaN", [&](std::vector<T>& x) {
+    for (long long i = 0; i < n; ++i) x[i] = nan_with<T>(1 + i % 5, i % 2);
+  });
+  with("infinities of both signs around a NaN", [&](std::vector<T>& x) {
+    for (long long i = 0; i < n; i += 3) x[i] = -inf;
+    x[n / 3] = inf;
+    x[2 * n / 3] = nan_with<T>(9);
+  });
+  with("infinities of both signs, no NaN", [&](std::vector<T>& x) {
+    for (long long i = 0; i < n; i += 5) x[i] = -inf;
+    x[n / 2] = inf;
+  });
+  return cases;
+}
+
+/// The large suite's n: above 2^32, so that 32-bit element, byte or tile arithmetic would wrap.
+constexpr long long kLargeN = (1LL << 32) + (1LL << 20) + 7;
+
+/// Checks a scan of f's data in out[offset, offset + n): every prefix on the device; on the
+/// host, the first and the last three tiles of every step, the elements around 2^31 and 2^32, a
+/// random sample; the guards on both sides of out.
+template <class T>
+void check_large(const GuardedBuffer<T>& out, std::size_t offset, long long n, const Telescoping<T>& f,
+                 sc::Kind kind, std::mt19937_64& g) {
+  CHECK(wrong_prefixes(out.get() + offset, n, f, kind) == 0);
+  long long wrong = 0;
+  const auto range = [&](long long first, long long count) {
+    const auto h = out.download(offset + std::size_t(first), std::size_t(count));
+    for (long long k = 0; k < count; ++k) wrong += h[k] != f.expected(first + k, kind);
+  };
+  const long long edge = 3 * sc::kTileElems<T>;
+  range(0, edge);
+  range(n - edge, edge);
+  for (long long around : {1LL << 31, 1LL << 32}) range(around - 8, 16);
+  std::uniform_int_distribution<long long> any(0, n - 1);
+  for (int k = 0; k < 256; ++k) range(any(g), 1);
+  CHECK(wrong == 0);
+  CHECK(out.guards_intact());
+}
+
+/// Each step's largest n as the contract states it (T of 4 or 8 bytes).
+template <class T>
+long long stated_max_n(sc::Variant v) {
+  if (v != sc::Variant::reduce_then_scan && v != sc::Variant::decoupled_look_back) return 2199023254528LL;
+  return sizeof(T) == 4 ? 17592186036224LL : 8796093018112LL;
 }
 
 namespace sa = smem::test::scan_access;
@@ -249,7 +361,7 @@ TEST_SUITE("host") {
     const std::vector<int> x{3, -1, 4, 1, -5};
     CHECK(host_scan(x, cuda::std::plus<int>{}, 0, sc::Kind::inclusive) == std::vector<int>{3, 2, 6, 7, 2});
     CHECK(host_scan(x, cuda::std::plus<int>{}, 0, sc::Kind::exclusive) == std::vector<int>{0, 3, 2, 6, 7});
-    CHECK(host_scan(x, cuda::maximum<int>{}, -100, sc::Kind::inclusive) == std::vector<int>{3, 3, 4, 4, 4});
+    CHECK(host_scan(x, sc::Max{}, sc::Max::identity<int>(), sc::Kind::inclusive) == std::vector<int>{3, 3, 4, 4, 4});
     const auto affine = [](std::uint32_t a, std::uint32_t b) { return (long long)(std::uint64_t(a) << 32 | b); };
     const long long f = affine(2, 3), g = affine(5, 7);  // g(f(x)) = 10 x + 22, f(g(x)) = 10 x + 17
     CHECK(Compose{}(f, g) == affine(10, 22));
@@ -258,6 +370,30 @@ TEST_SUITE("host") {
     CHECK(Compose{}(f, kComposeIdentity) == f);
     const long long h = affine(0xFFFFFFFFu, 9);
     CHECK(Compose{}(Compose{}(f, g), h) == Compose{}(f, Compose{}(g, h)));
+  }
+
+  TEST_CASE_TEMPLATE("Max: a NaN operand wins; associative and an identity bit for bit, unlike cuda::maximum", T,
+                     float, double) {
+    const T inf = std::numeric_limits<T>::infinity(), id = sc::Max::identity<T>();
+    const std::vector<T> values{nan_with<T>(1), nan_with<T>(2, true), -inf, T(-1), -T(0), T(0), T(1), inf};
+    const auto same = [](T a, T b) { return std::memcmp(&a, &b, sizeof(T)) == 0; };
+    const sc::Max max;
+    CHECK(same(id, -inf));
+    for (T a : values) {
+      CHECK(same(max(id, a), a));
+      CHECK(same(max(a, id), a));
+      for (T b : values) {
+        CHECK(std::isnan(max(a, b)) == (std::isnan(a) || std::isnan(b)));
+        for (T c : values) CHECK(same(max(max(a, b), c), max(a, max(b, c))));
+      }
+    }
+    CHECK(same(max(nan_with<T>(1), nan_with<T>(2, true)), nan_with<T>(2, true)));  // the last NaN
+    CHECK(same(max(-T(0), T(0)), -T(0)));                                          // the first of the largest
+    CHECK(sc::Max::identity<int>() == std::numeric_limits<int>::lowest());
+    const cuda::maximum<T> plain;  // drops a NaN on its right, and what the NaN was combined with
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+    CHECK(plain(plain(T(1), nan), T(2)) == T(2));
+    CHECK(plain(T(1), plain(nan, T(2))) == T(1));
   }
 
   TEST_CASE("layouts: levels of the scan-then-propagate steps, the look-back workspace") {
@@ -269,8 +405,16 @@ TEST_SUITE("host") {
     CHECK(w.bytes == w.offset[2] + 1024 * sizeof(float));
     CHECK(sc::tree_layout<double>(1024, 1024).levels == 1);
     CHECK(sc::tree_layout<double>(1025, 1024).count[1] == 2);
-    CHECK(sc::tree_layout<int>((1LL << 62) + 1, 1024).levels == 7);
-    constexpr long long tf = sc::kTileThreads * sc::kTileItems<float>, td = sc::kTileThreads * sc::kTileItems<double>;
+    CHECK(sc::max_n(1024) == 2199023254528LL);  // 1024 (2^31 - 1)
+    CHECK(sc::kTileMaxN<float> == 17592186036224LL);
+    CHECK(sc::kTileMaxN<double> == 8796093018112LL);
+    const auto top = sc::tree_layout<double>(sc::max_n(1024), 1024);  // 2^31 - 1 tiles, then 2^21, 2^11, 2
+    REQUIRE(top.levels == sc::kMaxLevels);
+    CHECK(top.count[1] == INT_MAX);
+    CHECK(top.count[2] == 1LL << 21);
+    CHECK(top.count[3] == 1LL << 11);
+    CHECK(top.count[4] == 2);
+    constexpr long long tf = sc::kTileElems<float>, td = sc::kTileElems<double>;
     const auto lb = sc::look_back_layout<float>(tf * 3 + 1);  // 4 tiles
     CHECK(lb.counter == 32);
     CHECK(lb.zeroed == 48);
@@ -278,6 +422,41 @@ TEST_SUITE("host") {
     const auto lbd = sc::look_back_layout<double>(td * 3 + 1);  // 4 tiles
     CHECK(lbd.counter == 16);
     CHECK(lbd.bytes == 32 + 64);
+  }
+
+  TEST_CASE_TEMPLATE("limits: each step's largest n is queried and planned, above it refused before any CUDA call", T,
+                     int, float, double, long long) {
+    using Plus = cuda::std::plus<T>;
+    alignas(16) static T buf[64];  // host memory: a launch that got past the checks would fail
+    alignas(16) static unsigned char temp[64];
+    const auto al = [](std::size_t x) { return (x + 15) / 16 * 16; };
+    const std::size_t s = sizeof(T), tiles = INT_MAX;
+    for (auto v : sc::kAllVariants) {
+      CAPTURE(sc::name(v));
+      const long long max = stated_max_n<T>(v);
+      std::size_t workspace = al(tiles * s) + al((1u << 21) * s) + al((1u << 11) * s) + al(2 * s);  // 4 levels
+      if (v == sc::Variant::reduce_then_scan) workspace = al(tiles * s);  // one partial per tile
+      if (v == sc::Variant::decoupled_look_back)  // the states (packed, or flags and 2 values), the counter
+        workspace = s == 4 ? al(tiles * 8) + 16 : al(tiles * 4) + 16 + al(2 * tiles * s);
+      const auto p = sc::plan<T, Plus>(v, max);
+      CHECK(p.kernel != nullptr);
+      CHECK(p.grid.x == unsigned(INT_MAX));
+      for (long long n : {max + 1, max + 1024, LLONG_MAX - 1, LLONG_MAX})
+        CHECK(sc::plan<T, Plus>(v, n).kernel == nullptr);
+      for (sc::Kind kind : kKinds) {
+        std::size_t q = 0;
+        CHECK(sc::run<T>(v, nullptr, q, nullptr, nullptr, max, Plus{}, T(0), kind) == cudaSuccess);
+        CHECK(q == workspace);
+        for (long long n : {max + 1, max + 1024, LLONG_MAX - 1, LLONG_MAX}) {
+          CAPTURE(n);
+          std::size_t unchanged = 7, any = SIZE_MAX;
+          CHECK(sc::run<T>(v, nullptr, unchanged, nullptr, nullptr, n, Plus{}, T(0), kind) == cudaErrorInvalidValue);
+          CHECK(unchanged == 7);
+          CHECK(sc::run<T>(v, temp, any, buf, buf, n, Plus{}, T(0), kind) == cudaErrorInvalidValue);  // in place
+        }
+      }
+    }
+    for (T x : buf) REQUIRE(x == T(0));
   }
 
   TEST_CASE("the tile map: a permutation of 16-byte vectors, each row of 8 kept in place") {
@@ -392,7 +571,7 @@ TEST_SUITE("gpu") {
     h[5000] = inf;  // prefixes from 5000 on: +inf; from 70000 on (+inf + -inf): NaN
     h[70000] = -inf;
     std::vector<float> nan(n, 1.f);
-    constexpr long long tile = sc::kTileThreads * sc::kTileItems<float>;
+    constexpr long long tile = sc::kTileElems<float>;
     static_assert(tile < 70000, "the NaN starts a tile after the first");
     nan[tile] = std::numeric_limits<float>::quiet_NaN();  // the first element of a tile of steps 5-6
     DeviceBuffer<float> in(h), in_nan(nan);
@@ -405,6 +584,36 @@ TEST_SUITE("gpu") {
       const auto got_nan = scan_on_device(v, in_nan.get(), n, cuda::std::plus<float>{}, 0.f, sc::Kind::exclusive);
       CHECK(got_nan[tile] == float(tile));
       CHECK(std::count_if(got_nan.begin(), got_nan.end(), [](float x) { return std::isnan(x); }) == n - tile - 1);
+    }
+  }
+
+  TEST_CASE_TEMPLATE("Max: NaN from the first NaN on, bit for bit the sequential scan, in every step", T, float,
+                     double) {
+    const long long tile = sc::kTileElems<T>;
+    // one tile to many: 3 levels of totals for steps 1 to 4, 130 or 260 tiles (look-back windows) for 5 and 6
+    for (long long n : {1LL, 1000LL, 1025LL, tile, 3 * tile + 5, (1LL << 20) + 12345}) {
+      if (n > 65537 && smem::test::small_shapes_only()) continue;
+      CAPTURE(n);
+      for (const auto& c : max_cases<T>(n, std::uint64_t(n) * 7 + sizeof(T))) {
+        const char* name = c.first;
+        const auto& h = c.second;
+        CAPTURE(name);
+        const long long first_nan = std::find_if(h.begin(), h.end(), [](T x) { return std::isnan(x); }) - h.begin();
+        DeviceBuffer<T> in(h);
+        for (sc::Kind kind : kKinds) {
+          CAPTURE(kind_name(kind));
+          const auto ref = host_scan(h, sc::Max{}, sc::Max::identity<T>(), kind);
+          for (auto v : sc::kAllVariants) {
+            CAPTURE(sc::name(v));
+            const auto got = scan_on_device(v, in.get(), n, sc::Max{}, sc::Max::identity<T>(), kind);
+            long long misplaced = 0;  // NaN exactly from the first NaN on (after it for an exclusive scan)
+            for (long long i = 0; i < n; ++i)
+              misplaced += std::isnan(got[i]) != (kind == sc::Kind::inclusive ? i >= first_nan : i > first_nan);
+            CHECK(misplaced == 0);
+            CHECK(smem::test::first_bit_mismatch(got, ref) == -1);
+          }
+        }
+      }
     }
   }
 
@@ -439,18 +648,85 @@ TEST_SUITE("gpu") {
     if (smem::test::small_shapes_only()) return;
     const long long n = (1LL << 31) + 3;
     DeviceBuffer<int> x(static_cast<std::size_t>(n));
-    DeviceBuffer<unsigned long long> wrong(1);
+    auto g = smem::test::rng(31);
+    const Telescoping<int> f{{g(), 1 << 20}, 1};
     for (auto v : sc::kAllVariants)
       for (sc::Kind kind : kKinds) {
         CAPTURE(sc::name(v));
         CAPTURE(kind_name(kind));
-        fill_pattern<<<4096, 256>>>(x.get(), n);
-        SMEM_CUDA_CHECK(cudaGetLastError());
+        smem::test::fill_by_index(x.get(), std::size_t(n), f);
         REQUIRE(run_variant(v, x.get(), x.get(), n, cuda::std::plus<int>{}, 0, kind) == cudaSuccess);
-        SMEM_CUDA_CHECK(cudaMemset(wrong.get(), 0, sizeof(unsigned long long)));
-        count_wrong<<<4096, 256>>>(x.get(), n, kind == sc::Kind::inclusive, wrong.get());
+        CHECK(wrong_prefixes(x.get(), n, f, kind) == 0);
+      }
+  }
+}
+
+TEST_SUITE("large") {
+  TEST_CASE("every step at n = 2^32 + 2^20 + 7 ints, both kinds: every prefix exact, nothing written outside") {
+    using T = int;
+    const long long n = kLargeN;
+    std::size_t most = 0;  // the largest workspace of any step
+    for (auto v : sc::kAllVariants) {
+      std::size_t q = 0;
+      REQUIRE(sc::run<T>(v, nullptr, q, nullptr, nullptr, n, cuda::std::plus<T>{}, 0, sc::Kind::inclusive) ==
+              cudaSuccess);
+      most = std::max(most, q);
+    }
+    if (!smem::test::device_can_hold(2 * std::size_t(n) * sizeof(T) + most)) return;
+    GuardedBuffer<T> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
+    auto g = smem::test::rng(32);
+    const Telescoping<T> f{{g(), 1 << 20}, 1};
+    smem::test::fill_by_index(in.get(), std::size_t(n), f);
+    for (auto v : sc::kAllVariants)
+      for (sc::Kind kind : kKinds) {
+        CAPTURE(sc::name(v));
+        CAPTURE(kind_name(kind));
+        std::size_t bytes = 0;
+        REQUIRE(sc::run<T>(v, nullptr, bytes, in.get(), out.get(), n, cuda::std::plus<T>{}, 0, kind) == cudaSuccess);
+        GuardedBuffer<unsigned char> temp(bytes);
+        temp.poison(0x5A);  // the launcher must not rely on the workspace's contents
+        out.poison(0x7F);   // 0x7F7F7F7F: no prefix of f
+        REQUIRE(sc::run<T>(v, temp.get(), bytes, in.get(), out.get(), n, cuda::std::plus<T>{}, 0, kind) ==
+                cudaSuccess);
         SMEM_CUDA_CHECK(cudaDeviceSynchronize());
-        CHECK(wrong.download()[0] == 0);
+        check_large(out, 0, n, f, kind, g);
+        CHECK(temp.guards_intact());
+        CHECK(in.guards_intact());
+      }
+  }
+
+  TEST_CASE("every step at n = 2^32 + 2^20 + 7 long longs in place, 8 bytes off a 16-byte boundary: every prefix "
+            "exact") {
+    using T = long long;
+    const long long n = kLargeN;
+    std::size_t most = 0;
+    for (auto v : sc::kAllVariants) {
+      std::size_t q = 0;
+      REQUIRE(sc::run<T>(v, nullptr, q, nullptr, nullptr, n, cuda::std::plus<T>{}, 0LL, sc::Kind::inclusive) ==
+              cudaSuccess);
+      most = std::max(most, q);
+    }
+    if (!smem::test::device_can_hold((std::size_t(n) + 1) * sizeof(T) + most)) return;
+    GuardedBuffer<T> x(static_cast<std::size_t>(n) + 1);  // the scan at x + 1: element-wide accesses
+    x.poison(0x7F);
+    auto g = smem::test::rng(64);
+    const Telescoping<T> f{{g(), 1 << 30}, (1LL << 31) + 1};  // prefixes up to 2^61: the high words count
+    for (auto v : sc::kAllVariants)
+      for (sc::Kind kind : kKinds) {
+        CAPTURE(sc::name(v));
+        CAPTURE(kind_name(kind));
+        T* in_out = x.get() + 1;
+        smem::test::fill_by_index(in_out, std::size_t(n), f);
+        std::size_t bytes = 0;
+        REQUIRE(sc::run<T>(v, nullptr, bytes, in_out, in_out, n, cuda::std::plus<T>{}, 0LL, kind) == cudaSuccess);
+        GuardedBuffer<unsigned char> temp(bytes);
+        temp.poison(0x5A);
+        REQUIRE(sc::run<T>(v, temp.get(), bytes, in_out, in_out, n, cuda::std::plus<T>{}, 0LL, kind) ==
+                cudaSuccess);
+        SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+        check_large(x, 1, n, f, kind, g);
+        CHECK(x.at(0) == 0x7F7F7F7F7F7F7F7FLL);  // the element before the scan untouched
+        CHECK(temp.guards_intact());
       }
   }
 }

@@ -72,15 +72,13 @@ using TotalsKernel = void (*)(const T*, long long, T*, Op, T);
 
 template <class T, class Op>
 Plan<TotalsKernel<T, Op>> reduce_then_scan_plan(long long n) {
-  return tile_plan<TotalsKernel<T, Op>>(tile_totals_kernel<T, Op>, n, kTileThreads * kTileItems<T>,
-                                        kTileThreads);
+  return tile_plan<TotalsKernel<T, Op>>(tile_totals_kernel<T, Op>, n, kTileElems<T>, kTileThreads);
 }
 
 /// Workspace of step 5: one partial per tile.
 template <class T>
 constexpr std::size_t reduce_then_scan_bytes(long long n) {
-  const long long tile = kTileThreads * kTileItems<T>;
-  return align_up(std::size_t(n <= tile ? 1 : (n - 1) / tile + 1) * sizeof(T));
+  return align_up(std::size_t(n <= kTileElems<T> ? 1 : (n - 1) / kTileElems<T> + 1) * sizeof(T));
 }
 
 /// Scans in[0, n) into out with `op`; see scan_common.cuh for the contract.
@@ -88,9 +86,9 @@ template <class T, class Op>
 cudaError_t reduce_then_scan(void* d_temp, std::size_t& temp_bytes, const T* in, T* out, long long n, Op op,
                              T identity, Kind kind, cudaStream_t stream = nullptr) {
   cudaError_t err;
-  if (handle_args(d_temp, temp_bytes, reduce_then_scan_bytes<T>(n < 0 ? 0 : n), in, out, n, kind, err)) return err;
-  const auto p = reduce_then_scan_plan<T, Op>(n);
-  if (p.kernel == nullptr) return cudaErrorInvalidValue;
+  if (handle_args(d_temp, temp_bytes, reduce_then_scan_bytes<T>(n < 0 ? 0 : n), in, out, n, kTileMaxN<T>, kind, err))
+    return err;
+  const auto p = reduce_then_scan_plan<T, Op>(n);  // n <= kTileMaxN<T>: a kernel
   T* partials = static_cast<T*>(d_temp);
   p.kernel<<<p.grid, p.block, p.smem, stream>>>(in, n, partials, op, identity);
   if ((err = cudaGetLastError()) != cudaSuccess) return err;

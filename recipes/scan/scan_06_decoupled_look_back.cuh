@@ -144,8 +144,7 @@ struct LookBackLayout {
 };
 template <class T>
 constexpr LookBackLayout look_back_layout(long long n) {
-  const long long tile = kTileThreads * kTileItems<T>;
-  const long long tiles = n <= tile ? 1 : (n - 1) / tile + 1;
+  const long long tiles = n <= kTileElems<T> ? 1 : (n - 1) / kTileElems<T> + 1;
   const std::size_t counter = align_up(TileStates<T>::flag_bytes(tiles));
   const std::size_t zeroed = counter + kTempAlign;
   return {counter, zeroed, zeroed + align_up(TileStates<T>::value_bytes(tiles))};
@@ -157,8 +156,7 @@ using LookBackKernel = void (*)(const T*, T*, long long, TileStates<T>, unsigned
 
 template <class T, class Op>
 Plan<LookBackKernel<T, Op>> decoupled_look_back_plan(long long n) {
-  return tile_plan<LookBackKernel<T, Op>>(decoupled_look_back_kernel<T, Op>, n,
-                                          kTileThreads * kTileItems<T>, kTileThreads);
+  return tile_plan<LookBackKernel<T, Op>>(decoupled_look_back_kernel<T, Op>, n, kTileElems<T>, kTileThreads);
 }
 
 /// Scans in[0, n) into out with `op`; see scan_common.cuh for the contract.
@@ -167,9 +165,8 @@ cudaError_t decoupled_look_back(void* d_temp, std::size_t& temp_bytes, const T* 
                                 T identity, Kind kind, cudaStream_t stream = nullptr) {
   const LookBackLayout w = look_back_layout<T>(n < 0 ? 0 : n);
   cudaError_t err;
-  if (handle_args(d_temp, temp_bytes, w.bytes, in, out, n, kind, err)) return err;
-  const auto p = decoupled_look_back_plan<T, Op>(n);
-  if (p.kernel == nullptr) return cudaErrorInvalidValue;
+  if (handle_args(d_temp, temp_bytes, w.bytes, in, out, n, kTileMaxN<T>, kind, err)) return err;
+  const auto p = decoupled_look_back_plan<T, Op>(n);  // n <= kTileMaxN<T>: a kernel
   char* temp = static_cast<char*>(d_temp);
   TileStates<T> states;
   if constexpr (sizeof(T) == 4) states = {reinterpret_cast<unsigned long long*>(temp)};

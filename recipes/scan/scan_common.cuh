@@ -1,8 +1,8 @@
 /// \file scan_common.cuh
-/// \brief What every scan step shares: the launcher contract, the launch plan, the warp and
-/// block scans, the scan-then-propagate driver of steps 1 to 4, and the tile loads and stores of
-/// steps 5 and 6 (coalesced global accesses, blocked registers, a swizzled shared-memory
-/// transpose in 16-byte vectors).
+/// \brief What every scan step shares: the launcher contract, the launch plan, the maximum with
+/// NaN, the warp and block scans, the scan-then-propagate driver of steps 1 to 4, and the tile
+/// loads and stores of steps 5 and 6 (coalesced global accesses, blocked registers, a swizzled
+/// shared-memory transpose in 16-byte vectors).
 ///
 /// Every launcher has the shape of `cub::DeviceScan`:
 /// \code
@@ -17,17 +17,26 @@
 ///   - `Kind::exclusive`: `out[i] = identity op in[0] op ... op in[i-1]` (`out[0] = identity`),
 ///   using the caller's workspace: no allocation, no synchronization, capturable in a CUDA graph.
 ///   `in == out` (in place) is allowed. `n == 0` launches nothing. Indices are 64-bit.
-/// - `op` is any device-callable binary functor, e.g. `cuda::std::plus<T>{}` or
-///   `cuda::maximum<T>{}` (from <cuda/std/functional> and <cuda/functional>). It must be
-///   associative and `identity` its identity on both sides (`identity op x == x op
-///   identity == x`: the tiles' tails are padded with it). `op` need not be commutative: every
-///   step combines its operands in index order, only grouped differently.
-/// - Invalid (returns `cudaErrorInvalidValue` before any CUDA call, writes nothing): `n < 0`, a
-///   `kind` that is neither value, `in` or `out` null with `n > 0`, `in` or `out` not aligned to
-///   `alignof(T)`, `in` and `out` overlapping without being equal, `d_temp` not 16-byte aligned,
-///   `temp_bytes` smaller than the size query's answer.
+/// - `op` is any device-callable binary functor, e.g. `cuda::std::plus<T>{}` (identity 0) or
+///   `Max{}` below (identity `Max::identity<T>()`). It must be associative and `identity` its
+///   identity on both sides (`identity op x == x op identity == x`: the tiles' tails are padded
+///   with it). `op` need not be commutative: every step combines its operands in index order, only
+///   grouped differently. (`cuda::maximum` is not associative once a NaN appears: use `Max`.)
+/// - Accepted sizes: `0 <= n <= max_n(tile)`, at most kMaxTiles = 2^31 - 1 tiles (gridDim.x's
+///   limit, one block per tile): steps 1 to 4 (tiles of 1024 elements) take n up to
+///   1024 (2^31 - 1) = 2,199,023,254,528; steps 5 and 6 (tiles of 32 KiB, 32768 / sizeof(T)
+///   elements) n up to (2^31 - 1) 32768 / sizeof(T): 17,592,186,036,224 for 4-byte T,
+///   8,796,093,018,112 for 8-byte T. That is 8 TiB of 4-byte elements for steps 1 to 4 and 64 TiB
+///   for steps 5 and 6, far more than a GPU's memory; a larger n is refused, the size query
+///   included. Up to these limits no size, offset, tile number or workspace size overflows.
+/// - Invalid (returns `cudaErrorInvalidValue` before any CUDA call, writes nothing, a size query
+///   leaves `temp_bytes` as it was): `n < 0`, `n` above the step's limit, a `kind` that is
+///   neither value; and for a launch: `in` or `out` null with `n > 0`, `in` or `out` not aligned
+///   to `alignof(T)`, `in` and `out` overlapping without being equal, `d_temp` not 16-byte
+///   aligned, `temp_bytes` smaller than the size query's answer.
 /// - Floating-point results of steps 1 to 5 are bitwise identical from run to run on the same GPU
-///   (a fixed grouping); step 6's are not in general (see its header).
+///   (a fixed grouping); step 6's are not in general (see its header). With `Max` every step's
+///   result is the sequential scan's, bit for bit.
 #pragma once
 #include <cuda/std/functional>
 #include <cuda_runtime.h>
@@ -36,8 +45,35 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 
 namespace smem::scan {
+
+//! [max]
+/// The larger of a and b, with NaN: a NaN operand wins, as in numpy.max and torch.max (and
+/// smem::reduction::Max), so a scan's result is NaN from the first NaN on, in every step.
+/// `cuda::maximum` (`a < b ? b : a` alone) keeps a NaN as its left operand and drops it as its
+/// right one, so it is not associative once a NaN appears (max(max(1, NaN), 2) = 2, max(1,
+/// max(NaN, 2)) = 1): what follows a NaN would depend on each step's grouping.
+/// `Max` is associative bit for bit (it returns the last NaN operand if there is one, else the
+/// first of the largest; -0 and +0 tie), so every step gives the sequential scan's bits.
+struct Max {
+  template <class T>
+  __host__ __device__ T operator()(const T& a, const T& b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (b != b) return b;  // b is NaN
+    }
+    return a < b ? b : a;  // a NaN `a` compares false and is kept
+  }
+  /// -infinity for floating point, the lowest value otherwise: an identity on both sides, bit for bit.
+  template <class T>
+  static constexpr T identity() {
+    if constexpr (std::numeric_limits<T>::has_infinity) return -std::numeric_limits<T>::infinity();
+    else return std::numeric_limits<T>::lowest();
+  }
+};
+//! [max]
 
 /// Which scan a launcher computes.
 enum class Kind { inclusive, exclusive };
@@ -49,19 +85,25 @@ enum class Args { query, launch, invalid };
 inline constexpr std::size_t kTempAlign = 16;
 constexpr std::size_t align_up(std::size_t x) { return (x + kTempAlign - 1) / kTempAlign * kTempAlign; }
 
+/// Most tiles of one launch: every step's kernels run one block per tile along gridDim.x.
+inline constexpr long long kMaxTiles = INT_MAX;
+/// The largest n a step with tiles of `tile` elements accepts: kMaxTiles tiles.
+constexpr long long max_n(long long tile) { return kMaxTiles * tile; }
+
 //! [contract]
-/// Checks a launcher's arguments against `needed`, the workspace bytes this call needs (from the
-/// step's own size function, which is plain host arithmetic). Makes no CUDA call.
+/// Checks a launcher's arguments against `max_n`, the step's largest n, and `needed`, the
+/// workspace bytes this call needs (from the step's own size function, which is plain host
+/// arithmetic). Makes no CUDA call.
 template <class T>
 Args check_args(const void* d_temp, std::size_t temp_bytes, std::size_t needed, const T* in, const T* out,
-                long long n, Kind kind) {
-  if (n < 0 || (kind != Kind::inclusive && kind != Kind::exclusive)) return Args::invalid;
+                long long n, long long max_n, Kind kind) {
+  if (n < 0 || n > max_n || (kind != Kind::inclusive && kind != Kind::exclusive)) return Args::invalid;
   if (d_temp == nullptr) return Args::query;
   if (n > 0 && (in == nullptr || out == nullptr)) return Args::invalid;
   const auto a = reinterpret_cast<std::uintptr_t>(in), o = reinterpret_cast<std::uintptr_t>(out),
              t = reinterpret_cast<std::uintptr_t>(d_temp);
   if (a % alignof(T) != 0 || o % alignof(T) != 0 || t % kTempAlign != 0) return Args::invalid;
-  const std::uintptr_t bytes = std::uintptr_t(n) * sizeof(T);
+  const std::uintptr_t bytes = std::uintptr_t(n) * sizeof(T);  // n <= max_n: far below 2^64 / sizeof(T)
   if (n > 0 && a != o && a < o + bytes && o < a + bytes) return Args::invalid;  // partial overlap
   if (temp_bytes < needed) return Args::invalid;
   return Args::launch;
@@ -72,8 +114,8 @@ Args check_args(const void* d_temp, std::size_t temp_bytes, std::size_t needed, 
 /// invalid arguments; also `n == 0`, which launches nothing), false when it should launch.
 template <class T>
 bool handle_args(void* d_temp, std::size_t& temp_bytes, std::size_t needed, const T* in, const T* out,
-                 long long n, Kind kind, cudaError_t& err) {
-  switch (check_args(d_temp, temp_bytes, needed, in, out, n, kind)) {
+                 long long n, long long max_n, Kind kind, cudaError_t& err) {
+  switch (check_args(d_temp, temp_bytes, needed, in, out, n, max_n, kind)) {
     case Args::query: temp_bytes = needed; err = cudaSuccess; return true;
     case Args::invalid: err = cudaErrorInvalidValue; return true;
     case Args::launch: err = cudaSuccess; return n == 0;
@@ -94,11 +136,12 @@ struct Plan {
 };
 //! [plan]
 
-/// The plan of a kernel with one block per tile of `tile` elements (at least one block).
+/// The plan of a kernel with one block per tile of `tile` elements (at least one block; a null
+/// kernel above kMaxTiles tiles, n > max_n(tile)).
 template <class Kernel>
 Plan<Kernel> tile_plan(Kernel kernel, long long n, long long tile, int threads) {
   const long long tiles = n <= tile ? 1 : (n - 1) / tile + 1;
-  return {tiles <= INT_MAX ? kernel : nullptr, dim3(unsigned(tiles)), dim3(unsigned(threads)), 0};
+  return {tiles <= kMaxTiles ? kernel : nullptr, dim3(unsigned(tiles)), dim3(unsigned(threads)), 0};
 }
 
 //! [warp scan]
@@ -158,8 +201,9 @@ __device__ void write_tile(T* out, long long n, T* sums, Kind kind, T identity, 
   if (sums != nullptr && threadIdx.x == 0) sums[blockIdx.x] = at(kTile - 1);
 }
 
-/// Most levels a scan-then-propagate scan needs: tiles of 1024 or more elements, n < 2^63.
-inline constexpr int kMaxLevels = 8;
+/// Most levels a scan-then-propagate scan needs: tiles of 1024 or more elements, n <= max_n(tile),
+/// so at most 2^31 - 1, 2^21, 2^11 and 2 tile totals above the input (asserted below).
+inline constexpr int kMaxLevels = 5;
 
 /// Workspace of steps 1 to 4: level l > 0 holds the tile totals of level l - 1 (level 0 is the
 /// output), `count[l]` elements at `offset[l]`; the top level fits one tile. `bytes` is never 0,
@@ -184,6 +228,7 @@ constexpr TreeLayout tree_layout(long long n, long long tile) {
   w.bytes = end > 0 ? end : kTempAlign;
   return w;
 }
+static_assert(tree_layout<char>(max_n(1024), 1024).count[kMaxLevels - 1] <= 1024, "the top level fits one tile");
 
 //! [add carry]
 /// x[i] = op(carry[b], x[i]) for every element of every tile b > 0: the exclusive scan of the
@@ -208,8 +253,7 @@ cudaError_t scan_then_propagate(TileKernel<T, Op> kernel, long long tile, int th
                                 Kind kind, cudaStream_t stream) {
   const TreeLayout w = tree_layout<T>(n < 0 ? 0 : n, tile);
   cudaError_t err;
-  if (handle_args(d_temp, temp_bytes, w.bytes, in, out, n, kind, err)) return err;
-  if (w.levels == kMaxLevels || tile_plan(kernel, n, tile, threads).kernel == nullptr) return cudaErrorInvalidValue;
+  if (handle_args(d_temp, temp_bytes, w.bytes, in, out, n, max_n(tile), kind, err)) return err;
   const auto level = [&](int l) {
     return l == 0 ? out : reinterpret_cast<T*>(static_cast<char*>(d_temp) + w.offset[l]);
   };
@@ -372,6 +416,11 @@ __device__ void finish_items(T (&items)[kItems], T prefix, Op op, Kind kind) {
 inline constexpr int kTileThreads = 256;
 template <class T>
 inline constexpr int kTileItems = 128 / int(sizeof(T));
+/// Elements of a tile of steps 5 and 6 (32 KiB), and the largest n they accept.
+template <class T>
+inline constexpr long long kTileElems = kTileThreads * kTileItems<T>;
+template <class T>
+inline constexpr long long kTileMaxN = max_n(kTileElems<T>);
 /// Blocks of kTileThreads that an SM must hold at once (`__launch_bounds__`): this caps the
 /// registers at 51 per thread, so that 1280 threads, 160 KB of loads, can be in flight per SM.
 inline constexpr int kTileMinBlocks = 1280 / kTileThreads;
