@@ -3,17 +3,20 @@
 // poisoned; n = 0, 1, odd n, samples off a 16-byte boundary, samples on every bin edge, NaN,
 // infinities and out-of-range samples (dropped, as in CUB), bin counts that are not powers of two;
 // the bin-edge launcher against std::upper_bound and HistogramRange; n = 2^31 + 5 bytes checked on
-// the device; the bin rules, the maps and the bank model on the host. (Bad arguments:
-// bad_input_test.cu; graph capture: graph_test.cu.)
+// the device; the bin rules, the maps, the bank model and the accepted sizes on the host; in the
+// large suite, n > 2^32 with exact counts, a count that wraps modulo 2^32, and every step at the
+// most bins it accepts. (Bad arguments: bad_input_test.cu; graph capture: graph_test.cu.)
 #include <cub/device/device_histogram.cuh>
 #include <doctest/doctest.h>
 
 #include <histogram/histogram.cuh>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -24,6 +27,7 @@
 #include "device_buffer.hpp"
 #include "gpu.hpp"
 #include "histogram_bank_access.hpp"
+#include "limits.cuh"
 #include "random.hpp"
 
 namespace hg = smem::histogram;
@@ -192,6 +196,74 @@ __global__ void fill_mod(std::uint8_t* x, long long n) {
     x[i] = std::uint8_t(i % 251);
 }
 
+using smem::test::GuardedBuffer;
+
+/// How many j in [a, b) have j mod m == v.
+std::uint64_t residues(std::uint64_t a, std::uint64_t b, std::uint64_t m, std::uint64_t v) {
+  const auto below = [&](std::uint64_t x) { return x / m + (x % m > v ? 1 : 0); };
+  return below(b) - below(a);
+}
+
+/// x[i] = (i + salt) mod 251: every byte value below 251, in runs of one sample.
+struct ModByte {
+  std::uint64_t salt;
+  __device__ std::uint8_t operator()(std::size_t i) const { return std::uint8_t((i + salt) % 251); }
+};
+
+/// x[i] = 200 where i mod 2^24 == at, else 7: all but about n / 2^24 samples in one bin.
+struct MostlySeven {
+  std::uint64_t at;
+  __device__ std::uint8_t operator()(std::size_t i) const { return i % (1u << 24) == at ? 200 : 7; }
+};
+
+/// levels[k] = k - shift: the bin-edge launcher puts byte x in bin x + shift.
+struct ShiftedLevels {
+  long long shift;
+  __device__ int operator()(std::size_t k) const { return int((long long)k - shift); }
+};
+
+__global__ void sum_counters(const hg::Counter* c, std::size_t n, unsigned long long* total) {
+  unsigned long long s = 0;
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += stride)
+    s += c[i];
+  if (s) atomicAdd(total, s);
+}
+
+/// The sum of c[0, n) in 64 bits, on the GPU.
+unsigned long long device_sum(const hg::Counter* c, std::size_t n) {
+  DeviceBuffer<unsigned long long> total(1);
+  SMEM_CUDA_CHECK(cudaMemset(total.get(), 0, sizeof(unsigned long long)));
+  sum_counters<<<4096, 256>>>(c, n, total.get());
+  SMEM_CUDA_CHECK(cudaGetLastError());
+  SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  return total.download()[0];
+}
+
+/// Runs `launch(counts)`, a launcher call that must succeed, into `out` poisoned with kPoison; the
+/// guards around `out` must be intact after it.
+template <class Launch>
+void launch_into(GuardedBuffer<hg::Counter>& out, Launch&& launch) {
+  out.poison(kPoison);
+  REQUIRE(launch(out.get()) == cudaSuccess);
+  SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  CHECK(out.guards_intact());
+}
+
+/// Checks counters against `expect` (bin -> count, every other bin zero): each listed bin and both
+/// ends are read back, every other bin through the sum of all the counters, taken on the GPU.
+void check_sparse(const GuardedBuffer<hg::Counter>& out, const std::map<int, hg::Counter>& expect) {
+  unsigned long long total = 0;
+  for (const auto& e : expect) {
+    CAPTURE(e.first);
+    CHECK(out.at(std::size_t(e.first)) == e.second);
+    total += e.second;
+  }
+  for (std::size_t end : {std::size_t(0), out.size() - 1})
+    if (expect.count(int(end)) == 0) CHECK(out.at(end) == 0u);
+  CHECK(device_sum(out.get(), out.size()) == total);
+}
+
 /// The bank model's prediction for each variant of the profiled shape (uint8, 256 bins): the
 /// zeroing stores and the merge's loads, which are what the counters count.
 std::optional<smem::test::BankPrediction> histogram_bank_prediction(const std::string& variant) {
@@ -214,6 +286,14 @@ int worst_of(const char* what_prefix, Walk&& walk) {
     if (std::string(r.what).rfind(what_prefix, 0) == 0) worst = std::max(worst, r.cost().wavefronts);
   });
   return worst;
+}
+
+/// The most bins variant v holds for samples of type T (the largest `fits`).
+template <class T>
+int most_bins(hg::Variant v) {
+  for (int bins : {INT_MAX, hg::kMaxCluster * hg::kMaxSharedBins, hg::kMaxSharedBins})
+    if (hg::fits<T>(v, bins)) return bins;
+  return 0;
 }
 
 }  // namespace
@@ -293,6 +373,45 @@ TEST_SUITE("host") {
       CHECK(hg::fits<float>(v, 65536) == (v == hg::Variant::global_atomics || v == hg::Variant::cluster));
       CHECK(!hg::fits<float>(v, 0));
     }
+  }
+
+  TEST_CASE("accepted sizes: grids for any n, each step's most bins, the next refused before any CUDA call") {
+    CHECK(hg::grid_blocks(0, 4096, 528) == 1);
+    CHECK(hg::grid_blocks(4096, 4096, 528) == 1);
+    CHECK(hg::grid_blocks(4097, 4096, 528) == 2);
+    CHECK(hg::grid_blocks(LLONG_MAX, 4096, 528) == 528);  // (n + 4095) / 4096 would overflow
+    CHECK(hg::grid_blocks(LLONG_MAX, 1, 0) == hg::kMaxGrid);
+    CHECK(hg::grid_blocks(LLONG_MAX - 1, LLONG_MAX, 0) == 1);
+    for (int c = 2; c <= hg::kMaxCluster; c *= 2) CHECK(hg::kMaxGrid % c == 0);
+    CHECK(hg::cluster_slice(INT_MAX, 2) == 1 << 30);
+    CHECK(hg::cluster_slice(hg::kMaxCluster * hg::kMaxSharedBins, hg::kMaxCluster) == hg::kMaxSharedBins);
+    alignas(16) static float in[64];
+    alignas(16) static hg::Counter counts[4];
+    alignas(16) static float levels[4];
+    for (auto& c : counts) c = 9u;
+    for (auto v : hg::kAllVariants) {
+      CAPTURE(hg::name(v));
+      CHECK(hg::fits<std::uint8_t>(v, INT_MAX));  // 256 privatized counters whatever the bins
+      const int most = most_bins<float>(v);
+      CHECK(most == (v == hg::Variant::global_atomics ? INT_MAX
+                     : v == hg::Variant::cluster      ? hg::kMaxCluster * hg::kMaxSharedBins
+                                                      : hg::kMaxSharedBins));
+      if (most < INT_MAX) {
+        CHECK(!hg::fits<float>(v, most + 1));
+        CHECK(hg::run<float>(v, in, 64, counts, most + 1, 0.f, 1.f) == cudaErrorInvalidValue);
+        CHECK(hg::plan<float>(v, 64, most + 1).kernel == nullptr);
+      }
+      // The plans at n = LLONG_MAX: a grid a launch takes (the resident grid on a GPU, else kMaxGrid).
+      for (int bins : {1, 256, most}) {
+        const auto p = hg::plan<float>(v, LLONG_MAX, bins);
+        CHECK(p.kernel != nullptr);
+        CHECK(p.grid.x >= 1);
+        CHECK(p.grid.x <= unsigned(hg::kMaxGrid));
+      }
+      CHECK(hg::plan<std::uint8_t>(v, LLONG_MAX, INT_MAX).kernel != nullptr);
+    }
+    CHECK(hg::shared_atomics_range<float>(in, 64, counts, hg::kMaxSharedBins + 1, levels) == cudaErrorInvalidValue);
+    for (auto c : counts) CHECK(c == 9u);
   }
 
   TEST_CASE("the maps: per-lane copies in the lane's bank, the merge's rotation, the cluster's slices") {
@@ -453,6 +572,144 @@ TEST_SUITE("gpu") {
       CAPTURE(hg::name(v));
       CHECK(run_variant<std::uint8_t>(v, x.get(), n, kByteShapes[0]) == expect);
       CHECK(run_variant<std::uint8_t>(v, x.get() + 1, n - 1, thirds) == expect_thirds);
+    }
+  }
+}
+
+TEST_SUITE("large") {
+  TEST_CASE("uint8, n = 2^32 + 2^16 + 7 samples off a 16-byte boundary: every variant, exact counts") {
+    const long long n = (1LL << 32) + (1LL << 16) + 7;
+    if (!smem::test::device_can_hold(std::size_t(n) + 16)) return;
+    DeviceBuffer<std::uint8_t> buf(std::size_t(n) + 3);
+    const std::uint8_t* x = buf.get() + 3;  // steps 5 and 6 have a head and a tail to read one by one
+    const std::uint64_t salt = smem::test::rng(251)() % 251;
+    CAPTURE(salt);
+    smem::test::fill_by_index(buf.get() + 3, std::size_t(n), ModByte{salt});
+    std::vector<std::uint64_t> per_value(256, 0);  // closed form: the residues of [salt, salt + n)
+    for (int v = 0; v < 251; ++v) per_value[std::size_t(v)] = residues(salt, salt + std::uint64_t(n), 251, v);
+    for (const auto& s : {Shape<std::uint8_t>{256, 0, 256}, Shape<std::uint8_t>{7, -20, 1000}}) {
+      CAPTURE(s.bins);
+      Counts expect(std::size_t(s.bins), 0);
+      for (int v = 0; v < 256; ++v)
+        if (const int b = cpu_bin(std::uint8_t(v), s); b >= 0)
+          expect[std::size_t(b)] += hg::Counter(per_value[std::size_t(v)]);
+      GuardedBuffer<hg::Counter> out{std::size_t(s.bins)};
+      for (auto v : hg::kAllVariants) {
+        CAPTURE(hg::name(v));
+        launch_into(out, [&](hg::Counter* c) { return hg::run<std::uint8_t>(v, x, n, c, s.bins, s.lower, s.upper); });
+        CHECK(out.download(0, out.size()) == expect);
+      }
+    }
+    const std::vector<int> levels{-5, 0, 1, 17, 100, 101, 250, 300};  // the bin-edge launcher
+    Counts expect(levels.size() - 1, 0);
+    for (int v = 0; v < 256; ++v) {
+      const auto b = std::upper_bound(levels.begin(), levels.end(), v) - levels.begin() - 1;
+      if (b >= 0 && b < (long long)expect.size()) expect[std::size_t(b)] += hg::Counter(per_value[std::size_t(v)]);
+    }
+    DeviceBuffer<int> dl(levels);
+    GuardedBuffer<hg::Counter> out(expect.size());
+    launch_into(out, [&](hg::Counter* c) {
+      return hg::shared_atomics_range<std::uint8_t>(x, n, c, int(expect.size()), dl.get());
+    });
+    CHECK(out.download(0, out.size()) == expect);
+  }
+
+  TEST_CASE("uint8, 2^32 + 2^20 + 3 samples, all but about 2^8 in one bin: that count wraps modulo 2^32") {
+    // The counters are 32-bit (CUB's): every count is exact modulo 2^32, whichever counter wrapped.
+    const long long n = (1LL << 32) + (1LL << 20) + 3;
+    if (!smem::test::device_can_hold(std::size_t(n))) return;
+    DeviceBuffer<std::uint8_t> x{std::size_t(n)};
+    const std::uint64_t at = smem::test::rng(24)() % (1u << 24);
+    CAPTURE(at);
+    smem::test::fill_by_index(x.get(), std::size_t(n), MostlySeven{at});
+    const std::uint64_t others = residues(0, std::uint64_t(n), 1u << 24, at);
+    REQUIRE(std::uint64_t(n) - others > (1ull << 32));
+    Counts expect(256, 0);
+    expect[7] = hg::Counter(std::uint64_t(n) - others);  // modulo 2^32
+    expect[200] = hg::Counter(others);
+    GuardedBuffer<hg::Counter> out(256);
+    for (auto v : hg::kAllVariants) {
+      CAPTURE(hg::name(v));
+      launch_into(out, [&](hg::Counter* c) { return hg::run<std::uint8_t>(v, x.get(), n, c, 256, 0, 256); });
+      CHECK(out.download(0, out.size()) == expect);
+    }
+  }
+
+  TEST_CASE("every step at the most bins it accepts: INT_MAX for uint8 and step 1, then 16384 or 131072 floats") {
+    // Samples from a few values, so that few bins are hit (check_sparse()); 2^20 + 3 of them.
+    const long long n = (1 << 20) + 3;
+    auto g = smem::test::rng(std::uint64_t(n));
+    const std::size_t most = std::size_t(INT_MAX);
+    if (!smem::test::device_can_hold(2 * (most + 1) * sizeof(int) + 2 * GuardedBuffer<hg::Counter>::kGuard)) return;
+    {
+      // uint8: INT_MAX bins over a range of INT_MAX, so byte x is in bin x + shift: the first 256
+      // bins, then the last 256; every step, and the bin-edge launcher with INT_MAX + 1 levels.
+      std::vector<std::uint8_t> bytes(static_cast<std::size_t>(n));
+      std::vector<hg::Counter> per_value(256, 0);
+      for (auto& b : bytes) {
+        b = std::uint8_t(g());
+        ++per_value[b];
+      }
+      DeviceBuffer<std::uint8_t> x(bytes);
+      GuardedBuffer<hg::Counter> out(most);
+      DeviceBuffer<int> levels(most + 1);
+      for (long long shift : {0LL, (long long)INT_MAX - 256}) {
+        CAPTURE(shift);
+        const Shape<std::uint8_t> s{INT_MAX, int(-shift), int(INT_MAX - shift)};
+        std::map<int, hg::Counter> expect;
+        for (int v = 0; v < 256; ++v) {
+          REQUIRE(cpu_bin(std::uint8_t(v), s) == v + shift);
+          if (per_value[std::size_t(v)]) expect[int(v + shift)] = per_value[std::size_t(v)];
+        }
+        for (auto v : hg::kAllVariants) {
+          CAPTURE(hg::name(v));
+          launch_into(out, [&](hg::Counter* c) {
+            return hg::run<std::uint8_t>(v, x.get(), n, c, INT_MAX, s.lower, s.upper);
+          });
+          check_sparse(out, expect);
+        }
+        smem::test::fill_by_index(levels.get(), most + 1, ShiftedLevels{shift});
+        launch_into(out, [&](hg::Counter* c) {
+          return hg::shared_atomics_range<std::uint8_t>(x.get(), n, c, INT_MAX, levels.get());
+        });
+        check_sparse(out, expect);
+      }
+    }
+    // float: each step's most bins over [0, bins) (scale 1: x is in bin int(x)), integer samples from
+    // a palette with both ends, and samples that are dropped.
+    for (auto v : hg::kAllVariants) {
+      CAPTURE(hg::name(v));
+      const int bins = most_bins<float>(v);
+      const Shape<float> s{bins, 0.f, float(bins)};  // float(INT_MAX) is 2^31
+      std::vector<float> palette{0.f, 1.f, float(bins / 2), std::nextafter(s.upper, 0.f), -1.f, s.upper,
+                                 std::numeric_limits<float>::quiet_NaN()};
+      while (palette.size() < 64) palette.push_back(float(g() % std::uint64_t(bins)));
+      std::vector<float> h(static_cast<std::size_t>(n));
+      std::map<int, hg::Counter> expect;
+      for (auto& f : h) {
+        f = palette[g() % palette.size()];
+        if (const int b = cpu_bin(f, s); b >= 0) ++expect[b];
+      }
+      REQUIRE(expect.count(0));
+      REQUIRE(expect.rbegin()->first >= bins - 128);  // the last float below 2^31 is 2^31 - 128
+      DeviceBuffer<float> x(h);
+      GuardedBuffer<hg::Counter> out{std::size_t(bins)};
+      launch_into(out, [&](hg::Counter* c) { return hg::run<float>(v, x.get(), n, c, bins, s.lower, s.upper); });
+      check_sparse(out, expect);
+      if (v == hg::Variant::shared_atomics) {  // the bin-edge launcher: levels 0, 1, ..., bins
+        std::vector<float> levels(std::size_t(bins) + 1);
+        for (std::size_t k = 0; k < levels.size(); ++k) levels[k] = float(k);
+        DeviceBuffer<float> dl(levels);
+        const Counts dense = cpu_range_histogram(h, levels);
+        std::map<int, hg::Counter> expect_range;
+        for (std::size_t b = 0; b < dense.size(); ++b)
+          if (dense[b]) expect_range[int(b)] = dense[b];
+        REQUIRE(expect_range == expect);
+        launch_into(out, [&](hg::Counter* c) {
+          return hg::shared_atomics_range<float>(x.get(), n, c, bins, dl.get());
+        });
+        check_sparse(out, expect_range);
+      }
     }
   }
 }

@@ -34,7 +34,7 @@ __global__ void __launch_bounds__(kThreads)
     runs_kernel(const T* __restrict__ samples, long long n, Counter* __restrict__ counts, Even<T> rule, int copies) {
   count_in_lane_copies(rule, copies, counts, [&](auto& add) {
     Run run;
-    const long long chunks = (n + kChunk<T> - 1) / kChunk<T>, stride = (long long)gridDim.x * kThreads;
+    const long long chunks = (n - 1) / kChunk<T> + 1, stride = (long long)gridDim.x * kThreads;  // n >= 1 here
     for (long long c = (long long)blockIdx.x * kThreads + threadIdx.x; c < chunks; c += stride) {
 #pragma unroll
       for (int k = 0; k < kChunk<T>; ++k)

@@ -33,8 +33,8 @@ namespace smem::histogram {
 /// The portable maximum of blocks in a cluster.
 inline constexpr int kMaxCluster = 8;
 
-/// Counters per block for `pbins` privatized bins split over `cluster` blocks.
-constexpr int cluster_slice(int pbins, int cluster) { return (pbins + cluster - 1) / cluster; }
+/// Counters per block for `pbins` privatized bins split over `cluster` blocks (no overflow at INT_MAX).
+constexpr int cluster_slice(int pbins, int cluster) { return pbins / cluster + (pbins % cluster != 0); }
 
 /// Blocks per cluster for `pbins` privatized bins: the smallest power of two from 2 whose slices
 /// fit kSharedBudget (kMaxCluster when none does; cluster_fits() rejects that case).

@@ -16,15 +16,22 @@
 ///   (`cudaMemsetAsync`, which a CUDA graph captures). Samples outside `[lower, upper)` and NaN
 ///   are dropped, as in CUB. The levels are `int` for `std::uint8_t` samples and `float` for
 ///   `float` samples.
-/// - `n == 0`: `counts` zeroed, no kernel. Indices are 64-bit: any `n` that fits in memory.
+/// - `n == 0`: `counts` zeroed, no kernel. Indices are 64-bit.
 /// - No allocation, no synchronization: capturable in a CUDA graph, on any stream.
 /// - Invalid (returns `cudaErrorInvalidValue` before any CUDA call, `counts` untouched): `n < 0`,
 ///   `bins < 1`, `lower >= upper`, a non-finite level or `upper - lower` or `bins / (upper -
 ///   lower)` not finite in `float`, a null `counts`, a null `samples` with `n > 0`, `samples` or
 ///   `counts` not aligned to their type, and more bins than the step holds (its header says how
 ///   many; `fits` in the family header answers without launching).
-/// - Counters are `unsigned int`, CUB's usual `CounterT`: a bin that receives 2^32 samples or
-///   more wraps modulo 2^32, as in CUB; below that no count can overflow.
+/// - Accepted sizes: any `n` from 0 to LLONG_MAX (the grids are resident and stride over the
+///   input; the grid math is 64-bit and capped at kMaxGrid blocks). `bins` from 1 to INT_MAX for
+///   step 1, and for `std::uint8_t` samples in every step and in the bin-edge variant (256
+///   counters per copy whatever `bins` is); `float` samples: at most kMaxSharedBins (16384) bins
+///   in steps 2 to 5 and the bin-edge variant, kMaxCluster x kMaxSharedBins (131072) in step 6.
+/// - Counters are `unsigned int`, CUB's usual `CounterT`: every count is exact modulo 2^32. A bin
+///   that receives 2^32 samples or more (possible from n = 2^32) wraps, as in CUB: the per-block,
+///   per-run and output counters all add modulo 2^32, so the output is the true count modulo
+///   2^32, whichever counter wrapped; below 2^32 samples in a bin no count overflows.
 ///
 /// The float rule is CUB's to the bit (`ScaleTransform` in cub/device/dispatch/dispatch_histogram.cuh):
 /// `scale = float(bins) / float(upper - lower)` computed once in `float` on the host, then
@@ -142,9 +149,9 @@ struct Range {
 
   static Range make(int bins, const Level<T>* levels) { return {levels, bins, bins >= 1 && levels != nullptr}; }
   __device__ int bin(Level<T> x) const {
-    int lo = 0, count = bins + 1;  // CUB's UpperBound
+    unsigned lo = 0, count = unsigned(bins) + 1;  // CUB's UpperBound; unsigned: bins + 1 may be 2^31
     while (count > 0) {
-      const int half = count / 2;
+      const unsigned half = count / 2;
       if (x < __ldg(levels + lo + half)) {
         count = half;
       } else {
@@ -152,8 +159,7 @@ struct Range {
         count -= half + 1;
       }
     }
-    const int b = lo - 1;
-    return b < bins ? b : -1;
+    return lo >= 1 && lo <= unsigned(bins) ? int(lo - 1) : -1;
   }
   __host__ __device__ int privatized_bins() const { return sizeof(T) == 1 ? 256 : bins; }
   __device__ int privatized(T x) const { return sizeof(T) == 1 ? int(x) : bin(Level<T>(x)); }
@@ -260,12 +266,16 @@ int resident_grid(unsigned smem) {
   });
 }
 
-/// Blocks for n samples: at most `resident` (when known), at least 1, and no more than give each
-/// block `per_block` samples.
+/// The most blocks a plan launches when the device cannot say how many it holds: within the 2^31 - 1
+/// of a grid, and a multiple of every cluster size (step 6 rounds its grid up to whole clusters).
+inline constexpr long long kMaxGrid = 1LL << 30;
+
+/// Blocks for n samples: at most `resident` (when known, else kMaxGrid), at least 1, and no more
+/// than give each block `per_block` samples. Exact for any n up to LLONG_MAX.
 constexpr long long grid_blocks(long long n, long long per_block, long long resident) {
-  const long long want = (n + per_block - 1) / per_block;
-  const long long cap = resident > 0 ? resident : want;
-  return want < 1 ? 1 : want < cap ? want : cap;
+  const long long want = n <= per_block ? 1 : (n - 1) / per_block + 1;
+  const long long cap = resident > 0 && resident < kMaxGrid ? resident : kMaxGrid;
+  return want < cap ? want : cap;
 }
 
 /// The samples a block of a privatized step should have before its merge is worth it: 16 per
