@@ -2,14 +2,18 @@
 // and cub::DeviceReduce; NaN and infinities (NaN propagates); determinism; n = 2^31 + 3; the bank
 // model on every warp request of the kernels (common/reduction_bank_access.hpp, from the kernels'
 // own index functions; docs/bank_tables.cu prints the same requests), held against Nsight
-// Compute's counters. (Bad arguments: bad_input_test.cu; graph capture: graph_test.cu.)
+// Compute's counters; the accepted sizes on the host (size queries at LLONG_MAX and at each step's
+// limit), and every variant beyond 2^32 elements, exactly, in the large suite. (Bad arguments:
+// bad_input_test.cu; graph capture: graph_test.cu.)
 #include <cub/device/device_reduce.cuh>
 #include <doctest/doctest.h>
 
 #include <reduction/reduction.cuh>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -23,6 +27,7 @@
 #include "compare.hpp"
 #include "device_buffer.hpp"
 #include "gpu.hpp"
+#include "limits.cuh"
 #include "random.hpp"
 #include "reduction_bank_access.hpp"
 
@@ -141,6 +146,55 @@ void check_all_variants(long long n, int offset = 0) {
     const T got_max = run_variant(v, in, n, rd::Max{}, rd::Max::identity<T>());
     CHECK(smem::test::first_bit_mismatch(std::vector<T>{got_max}, std::vector<T>{mx}) == -1);
   }
+}
+
+/// True for the steps that launch a fixed grid (7 to 10); steps 1 to 6 launch one block per tile.
+bool fixed_grid(rd::Variant v) {
+  return v == rd::Variant::grid_stride || v == rd::Variant::single_pass || v == rd::Variant::cub_block ||
+         v == rd::Variant::tagged_counter;
+}
+
+/// x[i] = 1000 + f(i): integers from 0 to 2000.
+template <class T>
+struct SmallOfIndex {
+  smem::test::SmallIntOfIndex f;
+  __device__ T operator()(std::size_t i) const { return T(1000 + f(i)); }
+};
+
+/// The sum of x[0, n) modulo 2^64, by a plain grid-stride loop: the reference of the large tests.
+template <class T>
+__global__ void wrapped_sum(const T* x, std::size_t n, unsigned long long* total) {
+  unsigned long long s = 0;
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += stride)
+    s += (unsigned long long)x[i];
+  atomicAdd(total, s);
+}
+
+template <class T>
+unsigned long long device_sum(const T* x, std::size_t n) {
+  DeviceBuffer<unsigned long long> total(1);
+  SMEM_CUDA_CHECK(cudaMemset(total.get(), 0, sizeof(unsigned long long)));
+  wrapped_sum<<<4096, 256>>>(x, n, total.get());
+  SMEM_CUDA_CHECK(cudaGetLastError());
+  SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  return total.download()[0];
+}
+
+/// run_variant with the workspace and the output between guards, which must be intact after it.
+template <class T, class Op>
+T run_guarded(rd::Variant v, const T* d_in, long long n, Op op, T identity) {
+  std::size_t bytes = 0;
+  REQUIRE(rd::run<T>(v, nullptr, bytes, d_in, n, nullptr, op, identity) == cudaSuccess);
+  smem::test::GuardedBuffer<unsigned char> temp(bytes);
+  temp.poison(0x5C);
+  smem::test::GuardedBuffer<T> out(1);
+  out.poison();
+  REQUIRE(rd::run<T>(v, temp.get(), bytes, d_in, n, out.get(), op, identity) == cudaSuccess);
+  SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  CHECK(temp.guards_intact());
+  CHECK(out.guards_intact());
+  return out.at(0);
 }
 
 __global__ void fill_pattern(int* x, long long n) {  // x[i] = i mod 7 - 3
@@ -336,6 +390,34 @@ TEST_SUITE("gpu") {
   }
 }
 
+TEST_SUITE("large") {
+  TEST_CASE_TEMPLATE("every variant, n = 2^32 + 2^12 + 3 elements one off a 16-byte boundary: exact sum and max", T,
+                     unsigned, long long) {
+    // Integers from 0 to 2000: the long long sum is exact, the unsigned one exact modulo 2^32 (in
+    // every grouping); the reference is a plain sum on the GPU. Then a maximum planted at the first
+    // element (read one by one before the 16-byte boundary), then a larger one at the last.
+    const long long n = (1LL << 32) + (1LL << 12) + 3;
+    if (!smem::test::device_can_hold((std::size_t(n) + 1) * sizeof(T) + (64 << 20))) return;
+    DeviceBuffer<T> buf(std::size_t(n) + 1);
+    T* in = buf.get() + 1;
+    smem::test::fill_by_index(in, std::size_t(n), SmallOfIndex<T>{{smem::test::rng(sizeof(T))(), 1000}});
+    const T sum = T(device_sum(in, std::size_t(n)));
+    for (auto v : rd::kAllVariants) {
+      CAPTURE(rd::name(v));
+      CHECK(run_guarded(v, in, n, rd::Sum{}, T(0)) == sum);
+    }
+    for (long long at : {0LL, n - 1}) {
+      CAPTURE(at);
+      const T top = T(at == 0 ? 2001 : 2002);
+      SMEM_CUDA_CHECK(cudaMemcpy(in + at, &top, sizeof(T), cudaMemcpyHostToDevice));
+      for (auto v : rd::kAllVariants) {
+        CAPTURE(rd::name(v));
+        CHECK(run_guarded(v, in, n, rd::Max{}, rd::Max::identity<T>()) == top);
+      }
+    }
+  }
+}
+
 namespace {
 
 namespace ra = smem::test::reduction_access;
@@ -403,6 +485,49 @@ TEST_SUITE("host") {
     CHECK(rd::stride_tiles<double, 256>(1LL << 40) == rd::kMaxGridBlocks);
     CHECK(rd::single_pass_layout<double, 256>(1LL << 40).bytes == rd::kMaxGridBlocks * 8 + rd::kTempAlign);
     CHECK(rd::single_pass_layout<double, 256>(1LL << 40).counter == rd::kMaxGridBlocks * 8);
+  }
+
+  TEST_CASE_TEMPLATE("accepted sizes: size queries at LLONG_MAX and at each step's limit, the next n refused "
+                     "before any CUDA call", T, float, long long) {
+    alignas(16) static T in[64];
+    alignas(16) static T out[1];
+    alignas(16) static unsigned char temp[64];
+    out[0] = T(9);
+    CHECK(rd::stride_tiles<T, rd::kStrideThreads>(LLONG_MAX) == rd::kMaxGridBlocks);  // n + per_block - 1 overflows
+    CHECK(rd::stride_tiles<T, rd::kStrideThreads>(LLONG_MAX - 1) == rd::kMaxGridBlocks);
+    for (auto v : rd::kAllVariants) {
+      CAPTURE(rd::name(v));
+      std::size_t q = 12345;
+      if (fixed_grid(v)) {
+        // Any n: at most kMaxGridBlocks partials, and steps 8 to 10's counter.
+        REQUIRE(rd::run<T>(v, nullptr, q, nullptr, LLONG_MAX, nullptr, rd::Sum{}, T(0)) == cudaSuccess);
+        CHECK(q == rd::align_up(rd::kMaxGridBlocks * sizeof(T)) + (v == rd::Variant::grid_stride ? 0 : rd::kTempAlign));
+        const auto p = rd::plan<T, rd::Sum>(v, LLONG_MAX);
+        CHECK(p.kernel != nullptr);
+        CHECK(p.grid.x >= 1);
+        CHECK(p.grid.x <= unsigned(rd::kMaxGridBlocks));
+        continue;
+      }
+      // One block per tile: at most 2^31 - 1 blocks in the first pass.
+      const long long per_block = (1LL << 30) / rd::plan<T, rd::Sum>(v, 1LL << 30).grid.x;
+      CHECK((per_block == rd::kTreeThreads || per_block == 2 * rd::kTreeThreads));
+      const long long most = INT_MAX * per_block;
+      CHECK(rd::plan<T, rd::Sum>(v, most).grid.x == unsigned(INT_MAX));
+      CHECK(rd::plan<T, rd::Sum>(v, most + 1).kernel == nullptr);
+      CHECK(rd::plan<T, rd::Sum>(v, LLONG_MAX).kernel == nullptr);
+      REQUIRE(rd::run<T>(v, nullptr, q, nullptr, most, nullptr, rd::Sum{}, T(0)) == cudaSuccess);
+      const long long second = (INT_MAX - 1) / per_block + 1;  // the second pass's blocks
+      CHECK(q == rd::align_up(std::size_t(INT_MAX) * sizeof(T)) + rd::align_up(std::size_t(second) * sizeof(T)));
+      for (long long n : {most + 1, LLONG_MAX}) {
+        CAPTURE(n);
+        std::size_t refused = 12345;
+        CHECK(rd::run<T>(v, nullptr, refused, nullptr, n, nullptr, rd::Sum{}, T(0)) == cudaErrorInvalidValue);
+        CHECK(refused == 12345);
+        std::size_t plenty = SIZE_MAX;
+        CHECK(rd::run<T>(v, temp, plenty, in, n, out, rd::Sum{}, T(0)) == cudaErrorInvalidValue);
+      }
+    }
+    CHECK(out[0] == T(9));
   }
 
   TEST_CASE("ops and identities") {

@@ -29,7 +29,8 @@ __device__ T load_cg(const T* p) {
 }
 
 //! [zeroed counter]
-/// The ticket counter of step 8: an unsigned int that the launcher zeroes before every launch.
+/// The ticket counter of step 8: an unsigned int that the launcher zeroes before every launch
+/// (it counts at most kMaxGridBlocks tickets).
 struct ZeroedCounter {
   unsigned* word;
   /// This block's ticket, 0 .. gridDim.x - 1.

@@ -14,10 +14,17 @@
 ///   `n` and returns, touching nothing (the pointers may be null then). Needs no CUDA call.
 /// - Otherwise writes `*out = identity op in[0] op ... op in[n-1]` (device memory), on `stream`,
 ///   using the caller's workspace; no allocation, no synchronization: capturable in a CUDA graph.
-/// - `n == 0` writes `identity`. Indices are 64-bit: any `n` up to what fits in memory.
+/// - `n == 0` writes `identity`. Indices are 64-bit.
 /// - Invalid (returns `cudaErrorInvalidValue` before any CUDA call, writes nothing): `n < 0`,
 ///   `out == nullptr`, `in == nullptr` with `n > 0`, `in` or `out` not aligned to `alignof(T)`,
-///   `d_temp` not 16-byte aligned, `temp_bytes` smaller than the size query's answer.
+///   `d_temp` not 16-byte aligned, `temp_bytes` smaller than the size query's answer, and an `n`
+///   above the step's limit (then the size query is refused too).
+/// - Accepted sizes: steps 7 to 10, any `n` up to LLONG_MAX (a grid of at most kMaxGridBlocks
+///   blocks walks the input; the workspace is at most kMaxGridBlocks partials and 16 bytes).
+///   Steps 1 to 6 launch one block per tile of `per_block` elements (256 for steps 1 to 3, 512
+///   for 4 and 5, 2 kBlock for 6: 512 by default) and a grid holds 2^31 - 1 blocks, so they take
+///   `n <= (2^31 - 1) per_block`: 549,755,813,632 and 1,099,511,627,264 elements, more than any
+///   GPU holds.
 /// - `op` must be associative; the result is bitwise identical from run to run on the same GPU
 ///   (a fixed reduction order: no atomics on values), but it depends on the step, since each
 ///   step groups the operands differently.
@@ -122,11 +129,13 @@ using PassKernel = void (*)(const T*, long long, T*, Op, T);
 inline constexpr int kTreeThreads = 256;
 
 /// The plan of one pass over `count` elements: one block of `threads` per `per_block` elements,
-/// at least one block (an empty input still yields one partial: the identity).
+/// at least one block (an empty input still yields one partial: the identity). Null above 2^31 - 1
+/// blocks, the most a grid holds.
 template <class Kernel>
 Plan<Kernel> pass_plan(Kernel kernel, long long count, int threads, long long per_block) {
-  const long long blocks = count <= per_block ? 1 : (count + per_block - 1) / per_block;
-  return {blocks <= INT_MAX ? kernel : nullptr, dim3(unsigned(blocks)), dim3(unsigned(threads)), 0};
+  const long long blocks = count <= per_block ? 1 : (count - 1) / per_block + 1;  // no overflow near LLONG_MAX
+  if (blocks > INT_MAX) return {nullptr, dim3(), dim3(), 0};
+  return {kernel, dim3(unsigned(blocks)), dim3(unsigned(threads)), 0};
 }
 
 /// Workspace of the multi-pass driver: two ping-pong buffers of partials, sized for the first
@@ -147,17 +156,19 @@ MultiPassLayout multi_pass_layout(long long n, PlanOf plan_of) {
 
 /// Runs `plan_of(count)`'s kernel pass after pass until one block is left, which writes `out`.
 /// Pass k reads the partials of pass k-1: the reduction needs no atomics and no second kernel.
+/// An `n` whose first pass needs more blocks than a grid holds is refused, the size query too
+/// (every later pass is smaller).
 template <class T, class Op, class PlanOf>
 cudaError_t multi_pass(void* d_temp, std::size_t& temp_bytes, const T* in, long long n, T* out, Op op,
                        T identity, cudaStream_t stream, PlanOf plan_of) {
-  const MultiPassLayout w = multi_pass_layout<T>(n < 0 ? 0 : n, plan_of);
+  if (n < 0 || plan_of(n).kernel == nullptr) return cudaErrorInvalidValue;
+  const MultiPassLayout w = multi_pass_layout<T>(n, plan_of);
   cudaError_t err;
   if (handle_args(d_temp, temp_bytes, w.bytes, in, n, out, err)) return err;
   T* buf[2] = {static_cast<T*>(d_temp), reinterpret_cast<T*>(static_cast<char*>(d_temp) + w.second)};
   const T* src = in;
   for (long long count = n, pass = 0;; ++pass) {
     const auto p = plan_of(count);
-    if (p.kernel == nullptr) return cudaErrorInvalidValue;  // more blocks than a grid holds
     T* dst = p.grid.x == 1 ? out : buf[pass % 2];
     p.kernel<<<p.grid, p.block, p.smem, stream>>>(src, count, dst, op, identity);
     if ((err = cudaGetLastError()) != cudaSuccess || p.grid.x == 1) return err;
@@ -295,12 +306,12 @@ inline constexpr int kStrideWaves = 1;
 //! [stride config]
 
 /// Blocks a grid-stride launch over n elements of T may use, before the GPU's limit: one
-/// vector per thread at most, at least one block, at most kMaxGridBlocks.
+/// vector per thread at most, at least one block, at most kMaxGridBlocks (for any n up to LLONG_MAX).
 template <class T, int kThreads>
 constexpr long long stride_tiles(long long n) {
   const long long per_block = (long long)kThreads * kVecElems<T>;
-  const long long tiles = (n + per_block - 1) / per_block;
-  return tiles < 1 ? 1 : tiles > kMaxGridBlocks ? kMaxGridBlocks : tiles;
+  const long long tiles = n <= per_block ? 1 : (n - 1) / per_block + 1;  // no overflow near LLONG_MAX
+  return tiles > kMaxGridBlocks ? kMaxGridBlocks : tiles;
 }
 
 /// SMs x resident blocks per SM of `Kernel` at kThreads threads per block on the current
