@@ -1,11 +1,15 @@
 // Transpose: every variant on odd shapes, float and double, bit-exact, NaN-poisoned output; the
 // bank model on every warp request of the kernels (common/transpose_bank_access.hpp, from the
 // kernels' own index functions; docs/bank_tables.cu prints the same requests), held against
-// Nsight Compute's counters. (Bad arguments: bad_input_test.cu; graph capture: graph_test.cu.)
+// Nsight Compute's counters; the accepted sizes (tile counts at INT_MAX, the grid's limit) on the
+// host, and every variant at INT_MAX rows or columns and beyond 2^31 elements in the large suite.
+// (Bad arguments: bad_input_test.cu; graph capture: graph_test.cu.)
 #include <doctest/doctest.h>
 
 #include <transpose/transpose.cuh>
 
+#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -17,6 +21,7 @@
 #include "compare.hpp"
 #include "device_buffer.hpp"
 #include "gpu.hpp"
+#include "limits.cuh"
 #include "random.hpp"
 #include "transpose_bank_access.hpp"
 
@@ -79,6 +84,77 @@ TEST_SUITE("gpu") {
 
 namespace {
 
+/// in[i] = f(i), a small integer, as a float.
+struct FloatOfIndex {
+  smem::test::SmallIntOfIndex f;
+  __device__ float operator()(std::size_t i) const { return float(f(i)); }
+};
+
+/// Elements of out (rows x cols in, so cols x rows out) that differ from in[i] = f(i) transposed
+/// (out[c rows + r] = in[r cols + c]), or copied when `transposed` is false; every element, on the GPU.
+__global__ void count_wrong(const float* out, int rows, int cols, bool transposed, smem::test::SmallIntOfIndex f,
+                            unsigned long long* wrong) {
+  unsigned long long w = 0;
+  const std::size_t n = std::size_t(rows) * cols;
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  for (std::size_t o = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; o < n; o += stride)
+    w += out[o] != float(f(transposed ? o % std::size_t(rows) * cols + o / std::size_t(rows) : o));
+  if (w) atomicAdd(wrong, w);
+}
+
+unsigned long long wrong_elements(const float* out, int rows, int cols, bool transposed,
+                                  smem::test::SmallIntOfIndex f) {
+  DeviceBuffer<unsigned long long> wrong(1);
+  SMEM_CUDA_CHECK(cudaMemset(wrong.get(), 0, sizeof(unsigned long long)));
+  count_wrong<<<4096, 256>>>(out, rows, cols, transposed, f, wrong.get());
+  SMEM_CUDA_CHECK(cudaGetLastError());
+  SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  return wrong.download()[0];
+}
+
+}  // namespace
+
+TEST_SUITE("large") {
+  TEST_CASE("every variant at INT_MAX rows or columns and beyond 2^31 elements: every element, guards intact") {
+    // Shapes of one size share the buffers: INT_MAX elements (1 x INT_MAX and its transpose, 8 GiB
+    // per matrix); 2^31 + 838851 with no dimension a multiple of 4 (the scalar path of step 6);
+    // 2^31 + 393232, multiples of 4 (its 16-byte path), both ways; 4 x (INT_MAX - 3) and its
+    // transpose, the 16-byte path next to INT_MAX (32 GiB per matrix).
+    const std::vector<std::vector<std::pair<int, int>>> groups = {
+        {{1, INT_MAX}, {INT_MAX, 1}},
+        {{46349, 46351}},
+        {{65540, 32772}, {32772, 65540}},
+        {{4, INT_MAX - 3}, {INT_MAX - 3, 4}}};
+    for (const auto& shapes : groups) {
+      const std::size_t n = std::size_t(shapes[0].first) * std::size_t(shapes[0].second);
+      CAPTURE(n);
+      using Buffer = smem::test::GuardedBuffer<float>;
+      if (!smem::test::device_can_hold(2 * (n * sizeof(float) + 2 * Buffer::kGuard + 256))) continue;
+      Buffer in(n), out(n);
+      const smem::test::SmallIntOfIndex f{smem::test::rng(n)(), 1000};
+      smem::test::fill_by_index(in.get(), n, FloatOfIndex{f});
+      out.poison();
+      REQUIRE(wrong_elements(out.get(), shapes[0].first, shapes[0].second, false, f) == n);  // the check sees NaN
+      for (const auto& shape : shapes) {
+        const int rows = shape.first, cols = shape.second;
+        REQUIRE(std::size_t(rows) * std::size_t(cols) == n);
+        for (auto v : tr::kAllVariants) {
+          CAPTURE(tr::name(v));
+          CAPTURE(rows);
+          CAPTURE(cols);
+          out.poison();
+          REQUIRE(tr::run(v, rows, cols, in.get(), out.get()) == cudaSuccess);
+          SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+          CHECK(wrong_elements(out.get(), rows, cols, tr::transposes(v), f) == 0);
+          CHECK(out.guards_intact());
+        }
+      }
+    }
+  }
+}
+
+namespace {
+
 namespace ta = smem::test::transpose_access;
 using smem::test::Access;
 using smem::test::Request;
@@ -136,6 +212,51 @@ TEST_SUITE("host") {
     // b = 0..7, all 256 bytes apart -- one group of 4 banks, 8-way.
     check_ways([](auto&& v) { ta::vectorized_stores_without_swizzle<float, 4>(v); }, 8);
     check_ways([](auto&& v) { ta::vectorized_stores_without_swizzle<double, 2>(v); }, 8);
+  }
+
+  TEST_CASE("tile counts: exact at INT_MAX") {
+    CHECK(tr::tiles(0, 32) == 0);
+    CHECK(tr::tiles(1, 32) == 1);
+    CHECK(tr::tiles(32, 32) == 1);
+    CHECK(tr::tiles(33, 32) == 2);
+    CHECK(tr::tiles(INT_MAX, 32) == 1 << 26);  // (INT_MAX + 31) / 32 would overflow
+    CHECK(tr::tiles(INT_MAX, 256) == 1 << 23);
+    CHECK(tr::tiles(INT_MAX, 16) == 1 << 27);
+    CHECK(tr::tile_count(INT_MAX, INT_MAX, 32) == 1LL << 52);
+    CHECK(tr::tile_count(1, INT_MAX, 64) == 1LL << 25);
+  }
+
+  TEST_CASE_TEMPLATE("accepted sizes: 1 x INT_MAX and INT_MAX x 1 plan; a tile row past the grid's limit is refused "
+                     "before any CUDA call", T, float, double) {
+    // Dummy pointers 2^60 bytes apart: no overlap at any size, never dereferenced (every call here
+    // only plans, or is refused before any CUDA call).
+    const T* in = reinterpret_cast<const T*>(std::uintptr_t(1) << 12);
+    T* out = reinterpret_cast<T*>(std::uintptr_t(1) << 60);
+    for (auto v : tr::kAllVariants) {
+      CAPTURE(tr::name(v));
+      const int edge = v == tr::Variant::vectorized ? tr::kVecTile<T> : tr::kTile;
+      for (const auto& [rows, cols] : {std::pair{1, INT_MAX}, std::pair{INT_MAX, 1}}) {
+        const auto p = tr::plan<T>(v, rows, cols, in, out);
+        CHECK(p.kernel != nullptr);
+        CHECK(p.grid.x == unsigned(tr::tiles(INT_MAX, edge)));
+      }
+      // Next to INT_MAX columns (or rows), the most tile rows a grid of 2^31 - 1 blocks holds.
+      const int most = int(0x7fffffffLL / tr::tiles(INT_MAX, edge)) * edge;
+      CHECK(tr::plan<T>(v, most, INT_MAX, in, out).kernel != nullptr);
+      CHECK(tr::plan<T>(v, INT_MAX, most, in, out).kernel != nullptr);
+      CHECK(tr::plan<T>(v, most + 1, INT_MAX, in, out).kernel == nullptr);
+      CHECK(tr::plan<T>(v, INT_MAX, most + 1, in, out).kernel == nullptr);
+      CHECK(tr::run<T>(v, most + 1, INT_MAX, in, out) == cudaErrorInvalidValue);
+      CHECK(tr::run<T>(v, INT_MAX, most + 1, in, out) == cudaErrorInvalidValue);
+      CHECK(tr::run<T>(v, INT_MAX, INT_MAX, in, out) == cudaErrorInvalidValue);
+    }
+    CHECK(tr::tiles(993, 32) * (long long)tr::tiles(INT_MAX, 32) == 1LL << 31);  // the page's example
+    // The arguments themselves are valid there (the grid refuses them); the overlap check holds
+    // at sizes whose byte count is near 2^64.
+    CHECK(tr::check_args<T>(INT_MAX, 993, in, out) == tr::Args::launch);
+    const T* near = reinterpret_cast<const T*>((std::uintptr_t(1) << 60) - (std::uintptr_t(1) << 40));
+    CHECK(tr::check_args<T>(INT_MAX, 993, near, out) == tr::Args::invalid);
+    CHECK(tr::check_args<T>(INT_MAX, INT_MAX, in, out) == tr::Args::invalid);  // 2^62 elements: beyond 2^60 bytes apart
   }
 
   TEST_CASE("vector width: 16-byte path only when sizes and pointers allow it") {

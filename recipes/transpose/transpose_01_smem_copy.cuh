@@ -16,7 +16,7 @@ namespace smem::transpose {
 template <class T>
 __global__ void smem_copy_kernel(int rows, int cols, const T* __restrict__ in, T* __restrict__ out) {
   __shared__ T tile[kTile][kTile];
-  const int tiles_c = (cols + kTile - 1) / kTile;
+  const int tiles_c = tiles(cols, kTile);
   const int r0 = blockIdx.x / tiles_c * kTile, c0 = blockIdx.x % tiles_c * kTile;
   const int c = c0 + threadIdx.x;
   for (int j = threadIdx.y; j < kTile; j += kBlockRows)

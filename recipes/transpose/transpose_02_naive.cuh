@@ -15,7 +15,7 @@ namespace smem::transpose {
 //! [naive kernel]
 template <class T>
 __global__ void naive_kernel(int rows, int cols, const T* __restrict__ in, T* __restrict__ out) {
-  const int tiles_c = (cols + kTile - 1) / kTile;
+  const int tiles_c = tiles(cols, kTile);
   const int r0 = blockIdx.x / tiles_c * kTile, c0 = blockIdx.x % tiles_c * kTile;
   const int c = c0 + threadIdx.x;
   for (int j = threadIdx.y; j < kTile; j += kBlockRows) {

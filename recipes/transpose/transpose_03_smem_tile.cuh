@@ -29,7 +29,7 @@ struct UnpaddedLayout {
 template <class T, class Layout>
 __global__ void tile_kernel(int rows, int cols, const T* __restrict__ in, T* __restrict__ out) {
   __shared__ T tile[Layout::kElements];
-  const int tiles_c = (cols + kTile - 1) / kTile;
+  const int tiles_c = tiles(cols, kTile);
   const int r0 = blockIdx.x / tiles_c * kTile, c0 = blockIdx.x % tiles_c * kTile;
   const int tx = threadIdx.x;
 

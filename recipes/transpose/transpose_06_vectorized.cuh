@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(kVecThreads)
   T* s = reinterpret_cast<T*>(tile);
   // Consecutive blocks walk DOWN a column of tiles: the blocks resident together then write
   // adjacent 256-byte pieces of the same rows of `out` and scatter their reads instead.
-  const int tiles_r = (rows + Tile - 1) / Tile;
+  const int tiles_r = tiles(rows, Tile);
   const int r0 = blockIdx.x % tiles_r * Tile, c0 = blockIdx.x / tiles_r * Tile;
 
   // Load V x V blocks: block (a, b) covers in rows r0 + a*V .. +V-1, cols c0 + b*V .. +V-1.
