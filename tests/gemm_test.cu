@@ -2,8 +2,12 @@
 // wider than the matrices, three (alpha, beta) pairs, fresh random data and NaN-poisoned outputs,
 // against a float64 reference and cuBLAS; misaligned operands on a non-default stream; the BLAS
 // rules for K == 0, alpha == 0 and beta == 0; M or N = 2^21 (more tiles than a grid's y dimension
-// holds); every variant's launch plan. (Banks: gemm_bank_test.cu; bad arguments:
-// bad_input_test.cu; graph capture: graph_test.cu.)
+// holds); every variant's launch plan; step 12's kernel with every shape of step 13 and with a
+// split tail. With SMEM_SMALL (./cookbook sanitize) the gpu suite runs a sanitizer-sized list
+// (kSmallShapes) that still takes every path of every step. The host suite: the size helpers at
+// INT_MAX and the grid limit of every step. The "large" suite: M = INT_MAX, N = INT_MAX, leading
+// dimensions of INT_MAX, a long K, step 3's K limit, on integer data checked exactly on the GPU.
+// (Banks: gemm_bank_test.cu; bad arguments: bad_input_test.cu; graph capture: graph_test.cu.)
 #include <cublas_v2.h>
 #include <doctest/doctest.h>
 
@@ -11,8 +15,11 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "compare.hpp"
@@ -21,6 +28,7 @@
 #include "gpu.hpp"
 #include "gemm_reference.cuh"
 #include "kernel_attributes.hpp"
+#include "limits.cuh"
 #include "random.hpp"
 
 namespace gm = smem::gemm;
@@ -53,6 +61,22 @@ struct Scalars {
   float alpha, beta;
 };
 constexpr Scalars kScalars[] = {{1.0f, 0.0f}, {0.5f, 2.0f}, {-1.0f, 1.0f}};
+
+// The shapes of the sanitizer run (SMEM_SMALL), each with one (alpha, beta) pair in turn: the
+// fewest launches and shared-memory accesses that still take every path of every step (racecheck's
+// time grows with every thread's shared-memory accesses). Tiles of C: 16 x 16 to 128 x 256; K-tiles
+// (BK) of 8, 16 and 32; step 12 and 13's rings of 3 and 4 stages.
+constexpr Shape kSmallShapes[] = {
+    {1, 1, 1, dense},         // one partial tile and one partial K-tile everywhere
+    {1, 1, 257, round4},      // 257 = 16 x 16 + 1: many K-tiles, each ring wraps, a 1-element last one
+    {7, 13, 3, plus_one},     // K below every K-tile; ldb, ldc not multiples of 4: the scalar paths
+    {33, 65, 17, round4},     // partial tiles in M, N and K, float4 paths
+    {129, 127, 131, dense},   // one row past 128; 131 = 128 + 3; odd leading dimensions (scalar)
+    {129, 257, 48, round4},   // step 12's first 128 x 256 block inside C, 3 whole K-tiles (= its stages):
+                              // the compile-time interior loop, 16-byte B copies
+    {130, 260, 100, plus_one},  // an interior block with a partial last K-tile, 4-byte B copies, 7 K-tiles
+    {1100, 20, 24, round4},   // 9 tile rows of 128, 18 of 64: grouped_block's whole group of 8 and the rest
+};
 
 // The error bound: rounding in an fp32 dot product of length K followed by the alpha/beta update
 // is at most (K + 2) u S elementwise (u = FLT_EPSILON / 2, S = |alpha||A||B| + |beta||C0|); with
@@ -131,6 +155,91 @@ struct Problem {
   void reset_c() { dC.upload(C0); }
 };
 
+// ---- The large suite: integer data filled and checked on the GPU. ----
+
+using smem::test::GuardedBuffer;
+using smem::test::SmallIntOfIndex;
+
+// An integer-valued matrix in the device buffer p that fill_by_index filled with f: element
+// (r, c) lies at flat index r ld + c and holds f(r ld + c). The GPU reads it from p (cheaper than
+// the hash for tens of GiB); the host computes it from f alone, so its samples check both.
+struct IntMatrix {
+  SmallIntOfIndex f;
+  int ld;
+  const float* p;
+  __host__ __device__ int at(int r, int c) const {
+    const std::size_t i = std::size_t(r) * ld + c;
+#ifdef __CUDA_ARCH__
+    return int(p[i]);
+#else
+    return f(i);
+#endif
+  }
+};
+
+// What the buffer C lies at the start of must hold after C = alpha A B + beta C0, element p of the
+// buffer first filled with c0: inside the M x N matrix alpha (A B) + beta c0(p), anywhere else
+// (the row padding, the rest of the buffer) c0(p), untouched. With small integers, alpha and beta
+// every value and every partial sum is exact in float, whatever order a step adds in.
+struct Expected {
+  IntMatrix a, b;
+  SmallIntOfIndex c0;
+  int M, N, K, ldc;
+  float alpha, beta;
+  __host__ __device__ float at(std::size_t p) const {
+    const float c = float(c0(p));
+    const std::size_t i = p / ldc, j = p % ldc;
+    if (i >= std::size_t(M) || j >= std::size_t(N)) return c;
+    long long dot = 0;
+    for (int k = 0; k < K; ++k) dot += (long long)a.at(int(i), k) * b.at(k, int(j));
+    return alpha * float(dot) + beta * c;
+  }
+};
+
+__global__ void count_mismatches_kernel(const float* C, std::size_t n, Expected e, unsigned long long* out) {
+  unsigned long long wrong = 0, first = ~0ull;
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  for (std::size_t p = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; p < n; p += stride)
+    if (C[p] != e.at(p)) ++wrong, first = first < p ? first : p;
+  if (wrong) atomicAdd(out, wrong), atomicMin(out + 1, first);
+}
+
+// Checks every element of C[0, n) against e on the GPU (the count and the first mismatch).
+void check_on_gpu(const float* C, std::size_t n, const Expected& e) {
+  DeviceBuffer<unsigned long long> out(std::vector<unsigned long long>{0, ~0ull});
+  count_mismatches_kernel<<<4096, 256>>>(C, n, e, out.get());
+  SMEM_CUDA_CHECK(cudaGetLastError());
+  SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto h = out.download();
+  INFO("first mismatch at element " << h[1] << " of C's buffer");
+  CHECK(h[0] == 0);
+}
+
+// The same on the host for the first and the last 4096 elements of C's buffer, those around
+// element 2^31 and 256 random ones: mismatches found.
+int host_mismatches(const GuardedBuffer<float>& C, const Expected& e, std::mt19937_64& g) {
+  int wrong = 0;
+  const auto range = [&](std::size_t first, std::size_t count) {
+    count = std::min(count, C.size() - first);
+    const auto h = C.download(first, count);
+    for (std::size_t k = 0; k < count; ++k) wrong += h[k] != e.at(first + k);
+  };
+  range(0, 4096);
+  range(C.size() > 4096 ? C.size() - 4096 : 0, 4096);
+  if (C.size() > (std::size_t(1) << 31) + 8) range((std::size_t(1) << 31) - 8, 16);
+  std::uniform_int_distribution<std::size_t> any(0, C.size() - 1);
+  for (int k = 0; k < 256; ++k) range(any(g), 1);
+  return wrong;
+}
+
+// dots[i N + j] = sum over k of a(i, k) b(k, j), exactly: one block per element (M N small).
+__global__ void dots_kernel(IntMatrix a, IntMatrix b, int N, int K, unsigned long long* dots) {
+  const int i = int(blockIdx.x) / N, j = int(blockIdx.x) % N;
+  long long s = 0;
+  for (int k = int(threadIdx.x); k < K; k += int(blockDim.x)) s += (long long)a.at(i, k) * b.at(k, j);
+  atomicAdd(dots + blockIdx.x, (unsigned long long)s);  // two's complement: a signed sum
+}
+
 }  // namespace
 
 TEST_SUITE("gpu") {
@@ -154,52 +263,59 @@ TEST_SUITE("gpu") {
   }
 
   TEST_CASE("every variant, every shape, every (alpha, beta): float64 reference and cuBLAS") {
-    for (auto s : kShapes)
-      for (auto ab : kScalars) {
-        if (smem::test::small_shapes_only() && double(s.M) * s.N * s.K > double(1 << 24)) continue;
-        CAPTURE(s.M);
-        CAPTURE(s.N);
-        CAPTURE(s.K);
-        CAPTURE(ab.alpha);
-        CAPTURE(ab.beta);
-        Problem p(s, ab, (std::uint64_t(s.M) << 40) ^ (std::uint64_t(s.N) << 20) ^ s.K ^ std::uint64_t(ab.beta * 8));
-        CAPTURE(p.lda);
-        CAPTURE(p.ldc);
-        const double bound = error_bound(p.K);
+    // The full run: every shape with every pair; SMEM_SMALL: the small shapes, one pair each.
+    std::vector<std::pair<Shape, Scalars>> runs;
+    if (smem::test::small_shapes_only())
+      for (std::size_t i = 0; i < std::size(kSmallShapes); ++i) runs.push_back({kSmallShapes[i], kScalars[i % 3]});
+    else
+      for (auto s : kShapes)
+        for (auto ab : kScalars) runs.push_back({s, ab});
+    for (const auto& run : runs) {
+      const Shape s = run.first;
+      const Scalars ab = run.second;
+      CAPTURE(s.M);
+      CAPTURE(s.N);
+      CAPTURE(s.K);
+      CAPTURE(ab.alpha);
+      CAPTURE(ab.beta);
+      Problem p(s, ab, (std::uint64_t(s.M) << 40) ^ (std::uint64_t(s.N) << 20) ^ s.K ^ std::uint64_t(ab.beta * 8));
+      CAPTURE(p.lda);
+      CAPTURE(p.ldc);
+      const double bound = error_bound(p.K);
 
-        // cuBLAS on the same inputs: itself within the bound, and the variants within twice the
-        // bound of it.
+      // cuBLAS on the same inputs: itself within the bound, and the variants within twice the
+      // bound of it.
+      p.reset_c();
+      REQUIRE(cublas_sgemm(p.M, p.N, p.K, p.alpha, p.dA.get(), p.lda, p.dB.get(), p.ldb, p.beta, p.dC.get(),
+                           p.ldc) == CUBLAS_STATUS_SUCCESS);
+      const auto blas = p.dC.download();
+      CHECK(scaled_error(blas, p.ldc, p.R, p.S, p.M, p.N) <= bound);
+      std::vector<double> blas_d(std::size_t(p.M) * p.N);
+      for (int i = 0; i < p.M; ++i)
+        for (int j = 0; j < p.N; ++j) blas_d[std::size_t(i) * p.N + j] = blas[std::size_t(i) * p.ldc + j];
+
+      for (auto v : gm::kAllVariants) {
+        CAPTURE(gm::name(v));
         p.reset_c();
-        REQUIRE(cublas_sgemm(p.M, p.N, p.K, p.alpha, p.dA.get(), p.lda, p.dB.get(), p.ldb, p.beta, p.dC.get(),
-                             p.ldc) == CUBLAS_STATUS_SUCCESS);
-        const auto blas = p.dC.download();
-        CHECK(scaled_error(blas, p.ldc, p.R, p.S, p.M, p.N) <= bound);
-        std::vector<double> blas_d(std::size_t(p.M) * p.N);
-        for (int i = 0; i < p.M; ++i)
-          for (int j = 0; j < p.N; ++j) blas_d[std::size_t(i) * p.N + j] = blas[std::size_t(i) * p.ldc + j];
-
-        for (auto v : gm::kAllVariants) {
-          CAPTURE(gm::name(v));
-          p.reset_c();
-          const cudaError_t e = gm::run(v, p.M, p.N, p.K, p.alpha, p.dA.get(), p.lda, p.dB.get(), p.ldb, p.beta,
-                                        p.dC.get(), p.ldc);
-          SMEM_CUDA_CHECK(cudaDeviceSynchronize());
-          const auto got = p.dC.download();
-          // A stated precondition (the full-K strip's K limit): a null plan, rejected, C untouched.
-          if (gm::plan(v, p.M, p.N, p.K, p.dA.get(), p.lda, p.dB.get(), p.ldb, p.dC.get(), p.ldc).kernel == nullptr) {
-            CHECK(e == cudaErrorInvalidValue);
-            CHECK(smem::test::first_bit_mismatch(got, p.C0) == -1);
-            continue;
-          }
-          REQUIRE(e == cudaSuccess);
-          const double err = scaled_error(got, p.ldc, p.R, p.S, p.M, p.N);
-          CAPTURE(err);
-          CAPTURE(bound);
-          CHECK(err <= bound);
-          CHECK(scaled_error(got, p.ldc, blas_d, p.S, p.M, p.N) <= 2 * bound);
-          CHECK(padding_untouched(got, p.C0, p.M, p.N, p.ldc));
+        const cudaError_t e = gm::run(v, p.M, p.N, p.K, p.alpha, p.dA.get(), p.lda, p.dB.get(), p.ldb, p.beta,
+                                      p.dC.get(), p.ldc);
+        SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+        const auto got = p.dC.download();
+        // A stated precondition (the full-K strip's K limit): a null plan, rejected, C untouched.
+        if (gm::plan(v, p.M, p.N, p.K, p.dA.get(), p.lda, p.dB.get(), p.ldb, p.dC.get(), p.ldc).kernel == nullptr) {
+          CHECK(e == cudaErrorInvalidValue);
+          CHECK(smem::test::first_bit_mismatch(got, p.C0) == -1);
+          continue;
         }
+        REQUIRE(e == cudaSuccess);
+        const double err = scaled_error(got, p.ldc, p.R, p.S, p.M, p.N);
+        CAPTURE(err);
+        CAPTURE(bound);
+        CHECK(err <= bound);
+        CHECK(scaled_error(got, p.ldc, blas_d, p.S, p.M, p.N) <= 2 * bound);
+        CHECK(padding_untouched(got, p.C0, p.M, p.N, p.ldc));
       }
+    }
   }
 
   TEST_CASE("every variant: misaligned matrices (scalar paths) and a non-default stream") {
@@ -260,15 +376,15 @@ TEST_SUITE("gpu") {
     SMEM_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
-  TEST_CASE("every variant on the sanitizer shapes with odd leading dimensions, alpha and beta") {
-    // The shapes ./cookbook sanitize runs racecheck and synccheck on, with pads that make every
-    // leading dimension odd (the scalar and 4-byte copy paths).
+  TEST_CASE("every variant on 1000 x 999 x 1001 with odd leading dimensions, alpha and beta") {
+    // Pads that make every leading dimension odd (the scalar and 4-byte copy paths) on a shape with
+    // many tiles. Not under SMEM_SMALL: kSmallShapes has the odd leading dimensions.
+    if (smem::test::small_shapes_only()) return;
     struct Case {
       int M, N, K, pad;
       float alpha, beta;
     };
-    const Case cases[] = {{129, 127, 131, 1, 1.5f, -0.5f}, {1000, 999, 1001, 1, -0.75f, 2.0f},
-                          {1000, 999, 1001, 3, 1.0f, 0.0f}};
+    const Case cases[] = {{1000, 999, 1001, 1, -0.75f, 2.0f}, {1000, 999, 1001, 3, 1.0f, 0.0f}};
     for (const auto& c : cases) {
       INFO(c.M << "x" << c.N << "x" << c.K << " ld pad " << c.pad << " alpha " << c.alpha << " beta " << c.beta);
       const int lda = c.K + c.pad, ldb = c.N + c.pad, ldc = c.N + c.pad;
@@ -373,7 +489,9 @@ TEST_SUITE("gpu") {
   }
 
   TEST_CASE("split_tail on a grid it splits: float64 reference, C scaled once, padding untouched") {
-    // The first height whose grid this GPU splits, with K small enough for compute-sanitizer.
+    // The first height whose grid this GPU splits: thousands of rows, too many for the sanitizers
+    // (SMEM_SMALL), which run the split kernel on a small grid split by hand instead (below).
+    if (smem::test::small_shapes_only()) return;
     DeviceBuffer<float> probe(1);
     const int n = 1000, k = 256;
     int m = 0;
@@ -387,6 +505,58 @@ TEST_SUITE("gpu") {
       p.reset_c();
       REQUIRE(gm::split_tail(p.M, p.N, p.K, p.alpha, p.dA.get(), p.lda, p.dB.get(), p.ldb, p.beta, p.dC.get(),
                              p.ldc) == cudaSuccess);
+      SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+      const auto got = p.dC.download();
+      CHECK(scaled_error(got, p.ldc, p.R, p.S, p.M, p.N) <= error_bound(p.K));
+      CHECK(padding_untouched(got, p.C0, p.M, p.N, p.ldc));
+    }
+  }
+
+  TEST_CASE("step 12's kernel with each of step 13's heuristic shapes: 3 and 4 stages, K-tiles of 16 and 32") {
+    // Which shape step 13 picks depends on the GPU and the size; these run each one, on a shape
+    // with interior and edge blocks, a partial last K-tile and a ring that wraps, and on one
+    // whose K is a whole number of K-tiles (the compile-time interior loop), scalar B and C.
+    const std::pair<Shape, Scalars> runs[] = {{{130, 260, 200, round4}, {0.5f, 2.0f}},
+                                              {{129, 257, 64, plus_one}, {1.0f, 0.0f}}};
+    using Launch = cudaError_t (*)(int, int, int, float, const float*, int, const float*, int, float, float*, int,
+                                   cudaStream_t);
+    const std::pair<const char*, Launch> shapes[] = {{"HeuristicLarge", gm::multistage_with<gm::HeuristicLarge>},
+                                                     {"HeuristicMedium", gm::multistage_with<gm::HeuristicMedium>},
+                                                     {"HeuristicSmall", gm::multistage_with<gm::HeuristicSmall>}};
+    for (const auto& run : runs) {
+      const Shape s = run.first;
+      CAPTURE(s.K);
+      Problem p(s, run.second, 31u * s.K + s.ld);
+      for (const auto& shape : shapes) {
+        CAPTURE(shape.first);
+        p.reset_c();
+        REQUIRE(shape.second(p.M, p.N, p.K, p.alpha, p.dA.get(), p.lda, p.dB.get(), p.ldb, p.beta, p.dC.get(), p.ldc,
+                             nullptr) == cudaSuccess);
+        SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+        const auto got = p.dC.download();
+        CHECK(scaled_error(got, p.ldc, p.R, p.S, p.M, p.N) <= error_bound(p.K));
+        CHECK(padding_untouched(got, p.C0, p.M, p.N, p.ldc));
+      }
+    }
+  }
+
+  TEST_CASE("step 12's kernel with a tail split by hand: atomics into C scaled once, short K ranges") {
+    // 200 x 130 in 64 x 128 tiles (HeuristicMedium, 4 stages): tile rows 0 and 1 whole, rows 2
+    // and 3 each split into 3 parts of the 7 K-tiles (2, 2 and 3: fewer than the 3 the prologue
+    // fills). beta != 1 scales C first, beta == 1 does not, beta == 0 overwrites the NaN in C.
+    using T = gm::HeuristicMedium;
+    const gm::TailSplit tail{2, 3, 2 * T::kBM};
+    const std::pair<Ld, Scalars> runs[] = {{plus_one, {0.5f, 2.0f}}, {round4, {-1.0f, 1.0f}}, {dense, {1.0f, 0.0f}}};
+    for (const auto& run : runs) {
+      CAPTURE(run.first);
+      CAPTURE(run.second.beta);
+      Problem p(Shape{200, 130, 100, run.first}, run.second, 7u + run.first);
+      const auto plan = gm::multistage_plan_with<T>(p.M, p.N, p.dB.get(), p.ldb, tail);
+      REQUIRE(plan.erased().kernel != nullptr);
+      CHECK(plan.plan.grid.x == (4 - 2 + 2 * 3) * 2);
+      p.reset_c();
+      REQUIRE(gm::launch_multistage(plan, p.M, p.N, p.K, p.alpha, p.dA.get(), p.lda, p.dB.get(), p.ldb, p.beta,
+                                    p.dC.get(), p.ldc, nullptr) == cudaSuccess);
       SMEM_CUDA_CHECK(cudaDeviceSynchronize());
       const auto got = p.dC.download();
       CHECK(scaled_error(got, p.ldc, p.R, p.S, p.M, p.N) <= error_bound(p.K));
@@ -407,5 +577,218 @@ TEST_SUITE("host") {
     // A row-major matrix with ld > width spans (rows - 1) ld + cols: C may start right after.
     CHECK(gm::check_args(10, 10, 10, 1.0f, A, 12, B, 10, A + 9 * 12 + 10, 10) == gm::Args::invalid);  // B overlaps
     CHECK(gm::check_args(2, 2, 2, 1.0f, A, 12, B + 500, 2, A + 12 + 2, 2) == gm::Args::launch);
+  }
+
+  TEST_CASE("check_args: a matrix ending past the address space cannot hide an overlap") {
+    // A of INT_MAX x INT_MAX (lda INT_MAX) from 2^63 would end past 2^64 (its end wrapped to below
+    // its start); C lies inside it. The pointers are addresses, nothing is read.
+    const auto at = [](std::uintptr_t a) { return reinterpret_cast<float*>(a); };
+    const std::uintptr_t a = std::uintptr_t(1) << 63;
+    CHECK(gm::check_args(INT_MAX, 1, INT_MAX, 1.0f, at(a), INT_MAX, at(a >> 20), 1, at(a + (a >> 10)), 1) ==
+          gm::Args::invalid);
+    CHECK(gm::check_args(INT_MAX, 1, INT_MAX, 1.0f, at(a), INT_MAX, at(a >> 20), 1, at(a >> 10), 1) ==
+          gm::Args::launch);
+  }
+
+  TEST_CASE("tiles() and tile_blocks() at INT_MAX; step 3's shared memory at INT_MAX") {
+    static_assert(gm::tiles(INT_MAX, 32) == 1 << 26, "a constant expression");
+    CHECK(gm::tiles(0, 16) == 0);
+    CHECK(gm::tiles(1, 16) == 1);
+    CHECK(gm::tiles(16, 16) == 1);
+    CHECK(gm::tiles(17, 16) == 2);
+    CHECK(gm::tiles(INT_MAX - 15, 16) == (1 << 27) - 1);  // 2^31 - 16
+    CHECK(gm::tiles(INT_MAX - 14, 16) == 1 << 27);
+    CHECK(gm::tiles(INT_MAX, 16) == 1 << 27);  // (INT_MAX + 15) / 16 in int would wrap
+    CHECK(gm::tiles(INT_MAX, 256) == 1 << 23);
+    CHECK(gm::tiles(INT_MAX, 1) == INT_MAX);
+    CHECK(gm::tiles(INT_MAX, INT_MAX) == 1);
+    CHECK(gm::tile_blocks(INT_MAX, INT_MAX, 16, 16) == 1LL << 54);
+    CHECK(gm::tile_blocks(INT_MAX, 1, 128, 256) == 1LL << 24);
+    CHECK(gm::full_k_smem_bytes(INT_MAX) == (16 * (std::size_t(INT_MAX) + 1) + 16 * std::size_t(INT_MAX)) * 4);
+    CHECK(gm::full_k_smem_bytes(1815) == 232384);  // Hopper's opt-in 227 KB (232448 B) holds K = 1815
+    CHECK(gm::full_k_smem_bytes(1816) > 232448);
+  }
+
+  TEST_CASE("every step: the largest grid is planned, one tile row more is refused before any CUDA call") {
+    // Each step's block tile BM x BN (step 13: the 64 x 64 that bounds all its shapes). With
+    // N = INT_MAX a grid has 2^31 / BN tile columns (BN a power of two), so M = BM (BN - 1) plans
+    // 2^31 - 2^31 / BN blocks and M = BM (BN - 1) + 1 asks for 2^31 (1.88 TiB of C and more):
+    // refused, no CUDA call made. The same with M and N swapped. The pointers are addresses far
+    // apart (A and B up to 8 GiB, C up to 2^48 bytes), nothing is read.
+    const auto tile_of = [](gm::Variant v) -> std::pair<int, int> {
+      switch (v) {
+        case gm::Variant::naive:
+        case gm::Variant::coalesced:
+        case gm::Variant::tiled_32:
+        case gm::Variant::tiled_32_padded:
+        case gm::Variant::double_buffered: return {32, 32};
+        case gm::Variant::full_k_strip: return {gm::kStrip, gm::kStrip};
+        case gm::Variant::tiled_16: return {16, 16};
+        case gm::Variant::blocktile_1d: return {gm::Blocktile1d::BM, gm::Blocktile1d::BN};
+        case gm::Variant::blocktile_2d: return {gm::Blocktile2d::BM, gm::Blocktile2d::BN};
+        case gm::Variant::vectorized: return {gm::Vectorized<128>::BM, gm::Vectorized<128>::BN};
+        case gm::Variant::conflict_free: return {gm::ConflictFree::BM, gm::ConflictFree::BN};
+        case gm::Variant::warptiled: return {gm::WarptiledShape::kBM, gm::WarptiledShape::kBN};
+        case gm::Variant::multistage: return {gm::MultistageDefault::kBM, gm::MultistageDefault::kBN};
+        case gm::Variant::heuristic:
+        case gm::Variant::autotuned:
+        case gm::Variant::split_tail: return {gm::kMinTile, gm::kMinTile};
+      }
+      return {0, 0};
+    };
+    const auto at = [](int shift) { return reinterpret_cast<float*>(std::uintptr_t(1) << shift); };
+    float *A = at(44), *B = at(45), *C = at(49);
+    for (auto v : gm::kAllVariants) {
+      CAPTURE(gm::name(v));
+      const int BM = tile_of(v).first, BN = tile_of(v).second;
+      const bool tuned = v == gm::Variant::heuristic || v == gm::Variant::autotuned || v == gm::Variant::split_tail;
+      for (bool wide : {true, false})
+        for (int extra : {0, 1}) {
+          const int M = wide ? BM * (BN - 1) + extra : INT_MAX, N = wide ? INT_MAX : BN * (BM - 1) + extra;
+          CAPTURE(M);
+          CAPTURE(N);
+          const long long blocks = gm::tile_blocks(M, N, BM, BN);
+          REQUIRE(blocks == (extra ? 1LL << 31 : (1LL << 31) - (1LL << 31) / (wide ? BN : BM)));
+          const auto p = gm::plan(v, M, N, 1, A, 1, B, N, C, N);
+          if (extra == 1) {
+            CHECK(p.kernel == nullptr);
+            CHECK(gm::run(v, M, N, 1, 1.0f, A, 1, B, N, 0.0f, C, N) == cudaErrorInvalidValue);
+          } else if (v != gm::Variant::full_k_strip) {  // its plan asks the device for its K limit
+            CHECK(p.kernel != nullptr);
+            CHECK((tuned ? p.grid.x <= gm::kMaxGridBlocks : p.grid.x == blocks));
+          }
+        }
+    }
+  }
+}
+
+TEST_SUITE("large") {
+  TEST_CASE("every step at M = INT_MAX (N = K = 4) and at N = INT_MAX (M = K = 4)") {
+    // The largest M and N with C and the big operand (A of M x 4, or B of 4 x N) each 32 GiB:
+    // N = K = 8 would need 128 GiB. Integer data from SmallIntOfIndex (|values| <= 8, so
+    // |A B| <= 256 and C = alpha A B + beta C0 stays exact), C checked whole on the GPU and in
+    // samples on the host (first and last rows, around element 2^31, random ones), its guards
+    // intact. Buffers filled on the GPU and reused by every step.
+    const std::size_t big = 4 * std::size_t(INT_MAX);
+    if (!smem::test::device_can_hold(2 * big * sizeof(float))) return;
+    auto g = smem::test::rng(44);
+    const SmallIntOfIndex fbig{g(), 8}, fsmall{g(), 8}, fc{g(), 8};
+    GuardedBuffer<float> X(big), Y(big);  // the big operand, C
+    DeviceBuffer<float> small(16);        // the 4 x 4 operand
+    smem::test::fill_by_index(X.get(), big, fbig);
+    smem::test::fill_by_index(small.get(), 16, fsmall);
+    const Scalars scalars[] = {{1.0f, -2.0f}, {-1.0f, 0.0f}};
+    for (bool tall : {true, false}) {
+      const int M = tall ? INT_MAX : 4, N = tall ? 4 : INT_MAX, K = 4;
+      CAPTURE(M);
+      CAPTURE(N);
+      const float* A = tall ? X.get() : small.get();
+      const float* B = tall ? small.get() : X.get();
+      const IntMatrix a{tall ? fbig : fsmall, K, A}, b{tall ? fsmall : fbig, N, B};
+      for (std::size_t i = 0; i < std::size(gm::kAllVariants); ++i) {
+        const gm::Variant v = gm::kAllVariants[i];
+        const Scalars ab = scalars[i % 2];
+        CAPTURE(gm::name(v));
+        CAPTURE(ab.beta);
+        smem::test::fill_by_index(Y.get(), big, fc);
+        REQUIRE(gm::run(v, M, N, K, ab.alpha, A, K, B, N, ab.beta, Y.get(), N) == cudaSuccess);
+        SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+        const Expected e{a, b, fc, M, N, K, N, ab.alpha, ab.beta};
+        check_on_gpu(Y.get(), big, e);
+        CHECK(host_mismatches(Y, e, g) == 0);
+        CHECK(Y.guards_intact());
+      }
+    }
+  }
+
+  TEST_CASE("every step with leading dimensions of INT_MAX (scalar paths) and INT_MAX - 3 (float4 paths)") {
+    // M = 3, N = 8, K = 4: rows 2 of A and C and row 3 of B start past element 2^32 (an int
+    // row * ld wraps), float4 runs along K in A and along N in B and C where the leading
+    // dimensions allow them. A, B and C: 2, 3 and 2 rows of 8 GiB, 56 GiB. C's buffer is checked
+    // whole: the M x N elements and the padding between and after the rows, and its guards.
+    const int M = 3, N = 8, K = 4;
+    const std::size_t a_size = 2 * std::size_t(INT_MAX) + K, b_size = 3 * std::size_t(INT_MAX) + N,
+                      c_size = 2 * std::size_t(INT_MAX) + N;
+    if (!smem::test::device_can_hold((a_size + b_size + c_size) * sizeof(float))) return;
+    auto g = smem::test::rng(45);
+    const SmallIntOfIndex fa{g(), 8}, fb{g(), 8}, fc{g(), 8};
+    GuardedBuffer<float> A(a_size), B(b_size), C(c_size);
+    smem::test::fill_by_index(A.get(), a_size, fa);
+    smem::test::fill_by_index(B.get(), b_size, fb);
+    for (int ld : {INT_MAX, INT_MAX - 3}) {
+      CAPTURE(ld);
+      for (auto v : gm::kAllVariants) {
+        CAPTURE(gm::name(v));
+        smem::test::fill_by_index(C.get(), c_size, fc);
+        REQUIRE(gm::run(v, M, N, K, -1.0f, A.get(), ld, B.get(), ld, 2.0f, C.get(), ld) == cudaSuccess);
+        SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+        const Expected e{{fa, ld, A.get()}, {fb, ld, B.get()}, fc, M, N, K, ld, -1.0f, 2.0f};
+        check_on_gpu(C.get(), c_size, e);
+        CHECK(host_mismatches(C, e, g) == 0);
+        CHECK(C.guards_intact());
+      }
+    }
+  }
+
+  TEST_CASE("every step with a long K (2^21 + 3) and M = 3, N = 5") {
+    // One tile: a block's K loop alone sets the time (about 2^21 K steps of a 128 x 256 tile for
+    // step 12), which is why K is not INT_MAX here: that would take minutes per step. The tile and
+    // K-tile counts at INT_MAX are the host suite's (tiles()). Values in [-1, 1]: the exact sums
+    // wander like a random walk (about 1000 for 2^21 terms), far from 2^24, so every partial sum
+    // in any order is exact in float.
+    const int M = 3, N = 5, K = (1 << 21) + 3;
+    auto g = smem::test::rng(46);
+    const SmallIntOfIndex fa{g(), 1}, fb{g(), 1}, fc{g(), 8};
+    DeviceBuffer<float> A(std::size_t(M) * K), B(std::size_t(K) * N);
+    smem::test::fill_by_index(A.get(), A.size(), fa);
+    smem::test::fill_by_index(B.get(), B.size(), fb);
+    DeviceBuffer<unsigned long long> dots(std::vector<unsigned long long>(M * N, 0));
+    dots_kernel<<<M * N, 256>>>(IntMatrix{fa, K, A.get()}, IntMatrix{fb, N, B.get()}, N, K, dots.get());
+    SMEM_CUDA_CHECK(cudaGetLastError());
+    const auto dot = dots.download();
+    GuardedBuffer<float> C(std::size_t(M) * N);
+    for (auto v : gm::kAllVariants) {
+      CAPTURE(gm::name(v));
+      smem::test::fill_by_index(C.get(), C.size(), fc);
+      const cudaError_t e = gm::run(v, M, N, K, -1.0f, A.get(), K, B.get(), N, 2.0f, C.get(), N);
+      SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+      const auto got = C.download(0, C.size());
+      int wrong = 0;
+      if (v == gm::Variant::full_k_strip) {  // K beyond its limit: refused, C untouched
+        CHECK(e == cudaErrorInvalidValue);
+        for (std::size_t p = 0; p < got.size(); ++p) wrong += got[p] != float(fc(p));
+      } else {
+        REQUIRE(e == cudaSuccess);
+        for (std::size_t p = 0; p < got.size(); ++p)
+          wrong += got[p] != -1.0f * float((long long)dot[p]) + 2.0f * float(fc(p));
+      }
+      CHECK(wrong == 0);
+      CHECK(C.guards_intact());
+    }
+  }
+
+  TEST_CASE("step 3 at its largest K runs, at the next K it is refused with C untouched") {
+    const int M = 17, N = 33, K = gm::full_k_max_k();
+    REQUIRE(K > 0);
+    CAPTURE(K);
+    auto g = smem::test::rng(47);
+    const SmallIntOfIndex fa{g(), 8}, fb{g(), 8}, fc{g(), 8};  // |A B| <= 64 K: exact
+    DeviceBuffer<float> A(std::size_t(M) * (K + 1)), B(std::size_t(K + 1) * N);
+    smem::test::fill_by_index(A.get(), A.size(), fa);
+    smem::test::fill_by_index(B.get(), B.size(), fb);
+    GuardedBuffer<float> C(std::size_t(M) * N);
+    smem::test::fill_by_index(C.get(), C.size(), fc);
+    REQUIRE(gm::full_k_strip(M, N, K, 1.0f, A.get(), K, B.get(), N, -2.0f, C.get(), N) == cudaSuccess);
+    SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+    const Expected e{{fa, K, A.get()}, {fb, N, B.get()}, fc, M, N, K, N, 1.0f, -2.0f};
+    CHECK(host_mismatches(C, e, g) == 0);
+    CHECK(C.guards_intact());
+    const auto before = C.download(0, C.size());
+    CHECK(gm::full_k_strip_plan(M, N, K + 1, A.get(), K + 1, B.get(), N, C.get(), N).erased().kernel == nullptr);
+    CHECK(gm::full_k_strip(M, N, K + 1, 1.0f, A.get(), K + 1, B.get(), N, -2.0f, C.get(), N) ==
+          cudaErrorInvalidValue);
+    SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(smem::test::first_bit_mismatch(C.download(0, C.size()), before) == -1);
+    CHECK(C.guards_intact());
   }
 }

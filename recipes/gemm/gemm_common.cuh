@@ -13,7 +13,20 @@
 /// \endcode
 /// that checks its arguments before any CUDA call (check_args()), returns
 /// `cudaErrorInvalidValue` with C untouched for bad ones, never allocates or synchronizes, and
-/// returns `cudaGetLastError()` after the launch. Any M, N, K that fit in memory run.
+/// returns `cudaGetLastError()` after the launch.
+///
+/// Accepted sizes: every M, N, K from 0 to INT_MAX and every leading dimension up to INT_MAX
+/// (row offsets are 64-bit; tile and K-tile counts cannot wrap), with two limits, each a refusal
+/// (`cudaErrorInvalidValue`, C untouched):
+/// - the grid: a step launches one block per BM x BN tile of C in gridDim.x, so it refuses more
+///   than kMaxGridBlocks = 2^31 - 1 tiles, ceil(M / BM) * ceil(N / BN) > 2^31 - 1, with
+///   BM x BN = 16 x 16 (step 3, tiled_16), 32 x 32 (steps 1, 2, tiled_32, 5, 6), 64 x 64
+///   (step 7), 128 x 128 (steps 8 to 11), 128 x 256 (step 12), and 64 x 64 for all of step 13
+///   (each shape it picks is at least that large; split_tail splits no tail that would take its
+///   grid past the limit). The smallest C refused holds 241 x (2^31 - 15) floats, 1.88 TiB
+///   (16 x 16 tiles; more for larger ones). Checked on the host, before any CUDA call.
+/// - step 3's full-K strip: K at most full_k_max_k(), from the device's opt-in shared memory per
+///   block (1815 at 227 KB); checked with a device attribute query, before any launch.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -30,13 +43,16 @@ enum class Args {
   invalid      ///< return cudaErrorInvalidValue, touch nothing
 };
 
-/// First and one-past-last byte of a rows x cols row-major matrix with leading dimension ld.
+/// First and one-past-last byte of a rows x cols row-major matrix with leading dimension ld
+/// (rows, cols >= 1). The size cannot wrap (under 2^64 bytes for int sizes); an end past the
+/// address space saturates, so that it cannot wrap around and hide an overlap.
 struct Span {
   std::uintptr_t lo, hi;
 };
 inline Span span_of(const float* p, int rows, int cols, int ld) {
   const auto lo = reinterpret_cast<std::uintptr_t>(p);
-  return {lo, lo + (std::size_t(rows - 1) * ld + cols) * sizeof(float)};
+  const std::uintptr_t bytes = (std::uintptr_t(rows - 1) * std::uintptr_t(ld) + std::uintptr_t(cols)) * sizeof(float);
+  return {lo, bytes > UINTPTR_MAX - lo ? UINTPTR_MAX : lo + bytes};
 }
 inline bool overlap(Span a, Span b) { return a.lo < b.hi && b.lo < a.hi; }
 
@@ -84,8 +100,17 @@ inline cudaError_t finish_without_launch(Args a, int M, int N, float beta, float
 }
 
 
-/// Number of `tile`-sized tiles covering `n`.
-constexpr long long tiles(int n, int tile) { return (n + tile - 1LL) / tile; }
+/// Number of `tile`-sized tiles covering `n` (n >= 0, tile >= 1): in unsigned arithmetic, where
+/// n + tile - 1 cannot wrap for any int n, unlike (n + tile - 1) / tile in int at n near INT_MAX.
+/// The kernels count their tiles of M, N and K with it.
+__host__ __device__ constexpr int tiles(int n, int tile) {
+  return int((unsigned(n) + unsigned(tile) - 1u) / unsigned(tile));
+}
+
+/// Blocks of a grid with one block per BM x BN tile of an M x N matrix (up to 2^54: 64-bit).
+constexpr long long tile_blocks(int M, int N, int BM, int BN) {
+  return static_cast<long long>(tiles(M, BM)) * tiles(N, BN);
+}
 
 /// The C update of every step's epilogue: `alpha * acc + beta * c`, and with beta == 0 C is not
 /// read (a NaN in C does not leak into the result).
@@ -105,11 +130,15 @@ struct Plan {
   Plan<const void*> erased() const { return {reinterpret_cast<const void*>(kernel), grid, block, smem}; }
 };
 
-/// A plan over a 1D grid of `blocks` blocks. Every step puts its tiles of C in gridDim.x, which
-/// allows 2^31 - 1 blocks (gridDim.y stops at 65,535); beyond that the kernel is null.
+/// The most blocks a grid of any step has: gridDim.x's limit. Every step puts its tiles of C in
+/// gridDim.x (gridDim.y and z stop at 65,535).
+inline constexpr long long kMaxGridBlocks = 0x7fffffffLL;
+
+/// A plan over a 1D grid of `blocks` blocks; a null kernel above kMaxGridBlocks.
 template <class Kernel>
 Plan<Kernel> grid_plan(Kernel kernel, long long blocks, dim3 block, unsigned smem = 0) {
-  return {blocks <= 0x7fffffffLL ? kernel : nullptr, dim3(unsigned(blocks)), block, smem};
+  if (blocks > kMaxGridBlocks) return {nullptr, dim3(), block, smem};
+  return {kernel, dim3(unsigned(blocks)), block, smem};
 }
 
 /// Launches a plan with the kernel's arguments: cudaErrorInvalidValue for a null kernel; above
@@ -283,7 +312,8 @@ __device__ __forceinline__ void outer_product(float (&acc)[T::kTM][T::kTN], cons
 __device__ __forceinline__ void add4_row(float* c, int n, int N, float4 acc, float alpha, bool vec) {
 #if __CUDA_ARCH__ >= 900
   if (vec && n + 3 < N) {
-    atomicAdd(reinterpret_cast<float4*>(c + n), make_float4(alpha * acc.x, alpha * acc.y, alpha * acc.z, alpha * acc.w));
+    atomicAdd(reinterpret_cast<float4*>(c + n),
+              make_float4(alpha * acc.x, alpha * acc.y, alpha * acc.z, alpha * acc.w));
     return;
   }
 #else

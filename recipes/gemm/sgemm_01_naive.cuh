@@ -7,7 +7,8 @@
 /// 32 rows lda floats apart (32 separate 32-byte sectors for 128 useful bytes) and the final C
 /// store writes 32 words ldc apart; only the B load (one address for the whole warp) is cheap.
 /// Nothing is reused through shared memory. This is the floor of the ladder. The blocks form a
-/// 1D grid (bm = blockIdx.x mod the row tiles, bn the quotient), so any M and N fit.
+/// 1D grid (bm = blockIdx.x mod the row tiles, bn the quotient), so M and N are limited only by
+/// the grid's 2^31 - 1 blocks (gemm_common.cuh's contract), not by gridDim.y's 65,535.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -22,7 +23,7 @@ static __global__ void __launch_bounds__(1024) naive_kernel(int M, int N, int K,
                                                            const float* __restrict__ A, int lda,
                                                            const float* __restrict__ B, int ldb,
                                                            float beta, float* __restrict__ C, int ldc) {
-  const int tiles_m = (M + 31) / 32;
+  const int tiles_m = tiles(M, 32);
   const int row = int(blockIdx.x % tiles_m) * 32 + threadIdx.x;  // lanes of a warp: 32 different rows
   const int col = int(blockIdx.x / tiles_m) * 32 + threadIdx.y;  // one column per warp
   if (row >= M || col >= N) return;
@@ -34,7 +35,7 @@ static __global__ void __launch_bounds__(1024) naive_kernel(int M, int N, int K,
 //! [naive kernel]
 
 inline Plan<GemmKernel> naive_plan(int M, int N, int, const float*, int, const float*, int, const float*, int) {
-  return grid_plan(naive_kernel, tiles(M, 32) * tiles(N, 32), dim3(32, 32));
+  return grid_plan(naive_kernel, tile_blocks(M, N, 32, 32), dim3(32, 32));
 }
 
 /// C = alpha * A * B + beta * C, row-major (A M x K, B K x N, C M x N), naive kernel.

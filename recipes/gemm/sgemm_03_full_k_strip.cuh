@@ -31,9 +31,9 @@ __host__ __device__ constexpr int strip_a_offset(int K, int r, int k) { return r
 __host__ __device__ constexpr int strip_b_offset(int K, int k, int c) {
   return kStrip * (K + 1) + k * kStrip + c;
 }
-/// Dynamic shared memory the kernel needs for a given K.
+/// Dynamic shared memory the kernel needs for a given K (any K >= 0: 64-bit).
 constexpr std::size_t full_k_smem_bytes(int K) {
-  return (std::size_t(kStrip) * (K + 1) + std::size_t(K) * kStrip) * sizeof(float);
+  return (kStrip * (std::size_t(K) + 1) + std::size_t(K) * kStrip) * sizeof(float);
 }
 
 //! [full-K kernel]
@@ -42,7 +42,7 @@ static __global__ void __launch_bounds__(kStrip* kStrip) full_k_strip_kernel(
     const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc) {
   extern __shared__ float strip[];
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const TileCoord t = row_major_tile((N + kStrip - 1) / kStrip);
+  const TileCoord t = row_major_tile(tiles(N, kStrip));
   const int m0 = t.m * kStrip, n0 = t.n * kStrip;
   // Load phase: row m0 + ty of A, 16 consecutive floats per half-warp; rows k of the B strip.
   for (int k = tx; k < K; k += kStrip)
@@ -68,18 +68,19 @@ inline int full_k_max_k() {
   return (optin / int(sizeof(float)) - kStrip) / (2 * kStrip);
 }
 
-/// The plan: a null kernel when the strips of this K do not fit the device's shared memory.
+/// The plan: a null kernel when the grid is too large (decided before any CUDA call) or the
+/// strips of this K do not fit the device's shared memory (a device query).
 inline Plan<GemmKernel> full_k_strip_plan(int M, int N, int K, const float*, int, const float*, int, const float*,
                                           int) {
-  auto p = grid_plan(full_k_strip_kernel, tiles(M, kStrip) * tiles(N, kStrip), dim3(kStrip, kStrip),
-                     unsigned(full_k_smem_bytes(K)));
-  if (K > full_k_max_k()) p.kernel = nullptr;
+  auto p = grid_plan(full_k_strip_kernel, tile_blocks(M, N, kStrip, kStrip), dim3(kStrip, kStrip));
+  if (p.kernel == nullptr || K > full_k_max_k()) return {nullptr, p.grid, p.block, 0};
+  p.smem = unsigned(full_k_smem_bytes(K));
   return p;
 }
 
 /// C = alpha * A * B + beta * C, row-major, with full-K strips of A and B in shared memory.
-/// Precondition: K <= full_k_max_k() (checked after the argument checks, with a device query;
-/// cudaErrorInvalidValue otherwise, C untouched).
+/// Precondition: K <= full_k_max_k() (checked after the argument checks and the grid's size, with
+/// a device query; cudaErrorInvalidValue otherwise, C untouched).
 inline cudaError_t full_k_strip(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
                                 float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
   if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)

@@ -44,11 +44,12 @@ __global__ void __launch_bounds__(T* T) tiled_kernel(int M, int N, int K, float 
   using L = TileLayout<T, Pad>;
   __shared__ float As[L::kElements], Bs[L::kElements];
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const TileCoord t = row_major_tile((N + T - 1) / T);
+  const TileCoord t = row_major_tile(tiles(N, T));
   const int row = t.m * T + ty, col = t.n * T + tx;
   const float* a = A + std::size_t(row < M ? row : 0) * lda;  // this thread's row of A
   float acc = 0.0f;
-  for (int k0 = 0; k0 < K; k0 += T) {
+  for (unsigned k0u = 0; k0u < unsigned(K); k0u += T) {  // unsigned: the last k0 += T may pass INT_MAX
+    const int k0 = int(k0u);
     As[L::offset(ty, tx)] = row < M && k0 + tx < K ? a[k0 + tx] : 0.0f;
     Bs[L::offset(ty, tx)] = k0 + ty < K && col < N ? B[std::size_t(k0 + ty) * ldb + col] : 0.0f;
     __syncthreads();  // 1: the window's tiles are complete
@@ -63,7 +64,7 @@ __global__ void __launch_bounds__(T* T) tiled_kernel(int M, int N, int K, float 
 /// The plan of tiled_kernel<T, Pad>; steps 4 (tiled 16 and 32) and 5 (padded) are this.
 template <int T, int Pad>
 Plan<GemmKernel> tiled_plan(int M, int N) {
-  return grid_plan(tiled_kernel<T, Pad>, tiles(M, T) * tiles(N, T), dim3(T, T));
+  return grid_plan(tiled_kernel<T, Pad>, tile_blocks(M, N, T, T), dim3(T, T));
 }
 
 /// Launches tiled_kernel<T, Pad>.

@@ -32,7 +32,7 @@ static __global__ void __launch_bounds__(32 * 32) double_buffered_kernel(
   using L = TileLayout<T, 0>;
   __shared__ float As[2][L::kElements], Bs[2][L::kElements];
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const TileCoord tile = row_major_tile((N + T - 1) / T);
+  const TileCoord tile = row_major_tile(tiles(N, T));
   const int row = tile.m * T + ty, col = tile.n * T + tx;
   const float* a = A + std::size_t(row < M ? row : 0) * lda;
   auto load_a = [&](int k0) { return row < M && k0 + tx < K ? a[k0 + tx] : 0.0f; };
@@ -42,7 +42,7 @@ static __global__ void __launch_bounds__(32 * 32) double_buffered_kernel(
   Bs[0][L::offset(ty, tx)] = load_b(0);
   __syncthreads();
   float acc = 0.0f;
-  const int windows = (K + T - 1) / T;
+  const int windows = tiles(K, T);
   for (int t = 0; t < windows; ++t) {
     const int cur = t & 1;
     const bool more = t + 1 < windows;
@@ -59,7 +59,7 @@ static __global__ void __launch_bounds__(32 * 32) double_buffered_kernel(
 
 inline Plan<GemmKernel> double_buffered_plan(int M, int N, int, const float*, int, const float*, int, const float*,
                                              int) {
-  return grid_plan(double_buffered_kernel, tiles(M, 32) * tiles(N, 32), dim3(32, 32));
+  return grid_plan(double_buffered_kernel, tile_blocks(M, N, 32, 32), dim3(32, 32));
 }
 
 /// C = alpha * A * B + beta * C, row-major, double-buffered 32 x 32 tiles.

@@ -44,11 +44,12 @@ static __global__ void __launch_bounds__(Blocktile1d::kThreads) blocktile_1d_ker
   using L = Blocktile1d;
   __shared__ float As[L::BM * L::BK], Bs[L::BK * L::BN];
   const int tid = threadIdx.x;
-  const TileCoord t = row_major_tile((N + L::BN - 1) / L::BN);
+  const TileCoord t = row_major_tile(tiles(N, L::BN));
   const int m0 = t.m * L::BM, n0 = t.n * L::BN;
   const int am = L::a_m(tid), ak = L::a_k(tid), bk = L::b_k(tid), bn = L::b_n(tid);
   float acc[L::TM] = {};
-  for (int k0 = 0; k0 < K; k0 += L::BK) {
+  for (unsigned k0u = 0; k0u < unsigned(K); k0u += L::BK) {  // unsigned: the last k0 += BK may pass INT_MAX
+    const int k0 = int(k0u);
     As[L::a_offset(am, ak)] = m0 + am < M && k0 + ak < K ? A[std::size_t(m0 + am) * lda + k0 + ak] : 0.0f;
     Bs[L::b_offset(bk, bn)] = k0 + bk < K && n0 + bn < N ? B[std::size_t(k0 + bk) * ldb + n0 + bn] : 0.0f;
     __syncthreads();
@@ -69,7 +70,7 @@ static __global__ void __launch_bounds__(Blocktile1d::kThreads) blocktile_1d_ker
 //! [1D blocktiling kernel]
 
 inline Plan<GemmKernel> blocktile_1d_plan(int M, int N, int, const float*, int, const float*, int, const float*, int) {
-  return grid_plan(blocktile_1d_kernel, tiles(M, Blocktile1d::BM) * tiles(N, Blocktile1d::BN),
+  return grid_plan(blocktile_1d_kernel, tile_blocks(M, N, Blocktile1d::BM, Blocktile1d::BN),
                    dim3(Blocktile1d::kThreads));
 }
 

@@ -47,11 +47,12 @@ static __global__ void __launch_bounds__(Blocktile2d::kThreads) blocktile_2d_ker
   using L = Blocktile2d;
   __shared__ float As[L::BM * L::BK], Bs[L::BK * L::BN];
   const int tid = threadIdx.x;
-  const TileCoord t = row_major_tile((N + L::BN - 1) / L::BN);
+  const TileCoord t = row_major_tile(tiles(N, L::BN));
   const int m0 = t.m * L::BM, n0 = t.n * L::BN;
   float acc[L::TM][L::TN] = {};
   float a[L::TM], b[L::TN];
-  for (int k0 = 0; k0 < K; k0 += L::BK) {
+  for (unsigned k0u = 0; k0u < unsigned(K); k0u += L::BK) {  // unsigned: the last k0 += BK may pass INT_MAX
+    const int k0 = int(k0u);
 #pragma unroll
     for (int i = 0; i < L::kLoads; ++i) {
       const int m = L::a_m(tid, i), k = L::a_k(tid, i);
@@ -87,7 +88,7 @@ static __global__ void __launch_bounds__(Blocktile2d::kThreads) blocktile_2d_ker
 //! [2D blocktiling kernel]
 
 inline Plan<GemmKernel> blocktile_2d_plan(int M, int N, int, const float*, int, const float*, int, const float*, int) {
-  return grid_plan(blocktile_2d_kernel, tiles(M, Blocktile2d::BM) * tiles(N, Blocktile2d::BN),
+  return grid_plan(blocktile_2d_kernel, tile_blocks(M, N, Blocktile2d::BM, Blocktile2d::BN),
                    dim3(Blocktile2d::kThreads));
 }
 

@@ -66,7 +66,7 @@ __global__ void __launch_bounds__(L::kThreads, 2) vectorized_kernel(int M, int N
   __shared__ __align__(16) float As[2][L::a_offset(BK, 0)];
   __shared__ __align__(16) float Bs[2][BK * BN];
   const int tid = threadIdx.x;
-  const TileCoord t = row_major_tile((N + BN - 1) / BN);
+  const TileCoord t = row_major_tile(tiles(N, BN));
   const int m0 = t.m * BM, n0 = t.n * BN;
   const int tx = tid % (BN / TN), ty = tid / (BN / TN);
   const int ar = L::a_row(tid), ac = L::a_col(tid), br = L::b_row(tid), bc = L::b_col(tid);
@@ -90,7 +90,7 @@ __global__ void __launch_bounds__(L::kThreads, 2) vectorized_kernel(int M, int N
   __syncthreads();
 
   float acc[TM][TN] = {};
-  const int windows = (K + BK - 1) / BK;
+  const int windows = tiles(K, BK);
   for (int w = 0; w < windows; ++w) {
     const int cur = w & 1;
     const bool more = w + 1 < windows;
@@ -140,7 +140,7 @@ template <class L>
 Plan<GemmKernel> vectorized_plan_with(int M, int N, const float* A, int lda, const float* B, int ldb, const float* C,
                                       int ldc) {
   return grid_plan(vectorizable(A, lda, B, ldb, C, ldc) ? vectorized_kernel<L, true> : vectorized_kernel<L, false>,
-                   tiles(M, L::BM) * tiles(N, L::BN), dim3(L::kThreads));
+                   tile_blocks(M, N, L::BM, L::BN), dim3(L::kThreads));
 }
 
 /// Launches vectorized_kernel with layout L.

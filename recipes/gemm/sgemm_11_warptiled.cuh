@@ -40,7 +40,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   __shared__ __align__(16) float Bs[2][T::kBFloats];
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const auto blk = grouped_block(int((M + BM - 1) / BM), int((N + BN - 1) / BN), int(blockIdx.x));
+  const auto blk = grouped_block(tiles(M, BM), tiles(N, BN), int(blockIdx.x));
   const int m0 = blk.m * BM, n0 = blk.n * BN;
 
   float4 ra[T::kALoads], rb[T::kBLoads];  // the next K-tile, in flight through registers
@@ -74,7 +74,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   load_global(0);
   store_shared(0);
   __syncthreads();
-  const int tiles_k = (K + BK - 1) / BK;
+  const int tiles_k = tiles(K, BK);
   for (int kt = 0; kt < tiles_k; ++kt) {
     const int buf = kt & 1;
     if (kt + 1 < tiles_k) load_global((kt + 1) * BK);  // in flight during the compute below
@@ -100,8 +100,8 @@ using WarptiledShape = WarpTiling<128, 128, 8, 64, 32, 8, 8>;
 template <class T>
 Plan<WarpGemmKernel> warptiled_plan_with(int M, int N, const float* A, int lda, const float* B, int ldb) {
   const bool vec = lda % 4 == 0 && ldb % 4 == 0 && aligned16(A) && aligned16(B);
-  return grid_plan(vec ? warptiled_kernel<T, true> : warptiled_kernel<T, false>, tiles(M, T::kBM) * tiles(N, T::kBN),
-                   dim3(T::kThreads));
+  return grid_plan(vec ? warptiled_kernel<T, true> : warptiled_kernel<T, false>,
+                   tile_blocks(M, N, T::kBM, T::kBN), dim3(T::kThreads));
 }
 
 /// C = alpha * A * B + beta * C with any WarpTiling T; any sizes and leading dimensions.

@@ -100,8 +100,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   extern __shared__ __align__(16) float smem[];  // S stages of [As | Bs]
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int tiles_n = int((N + BN - 1) / BN), whole_rows = int((M + BM - 1) / BM) - (kSplit ? tail.rows : 0);
-  const int pid = int(blockIdx.x), whole = whole_rows * tiles_n, all_k = (K + BK - 1) / BK;
+  const int tiles_n = tiles(N, BN), whole_rows = tiles(M, BM) - (kSplit ? tail.rows : 0);
+  const int pid = int(blockIdx.x), whole = whole_rows * tiles_n, all_k = tiles(K, BK);
   const bool split = kSplit && pid >= whole;
   TileCoord blk;
   int kt0 = 0, kt1 = all_k;  // this block's K-tiles
@@ -123,7 +123,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   const int b_k = T::b_copy_row(tid, 0), b_n = T::b_copy_col(tid);
   const float* a_src = A + std::size_t(m0 + a_m < M ? m0 + a_m : 0) * lda + a_k;
   const float* b_src = B + std::size_t(b_k) * ldb + n0 + b_n;
-  const bool interior = m0 + BM <= M && n0 + BN <= N;
+  const bool interior = m0 <= M - BM && n0 <= N - BN;  // not m0 + BM <= M: 2^31 at M near INT_MAX
   const std::size_t a_pass = std::size_t(T::kARowsPerPass) * lda;
   const std::size_t b_pass = std::size_t(T::kBRowsPerPass) * ldb;
 
@@ -133,7 +133,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     const int k0 = (kt0 + kt) * BK;
     const float* a = a_src + k0;
     const float* b = b_src + std::size_t(k0) * ldb;
-    if (decltype(fast)::value || (interior && k0 + BK <= K)) {
+    if (decltype(fast)::value || (interior && k0 <= K - BK)) {
 #pragma unroll
       for (int p = 0; p < T::kAPasses; ++p)
 #pragma unroll
@@ -252,7 +252,8 @@ struct MultistagePlan {
 template <class T>
 MultistagePlan multistage_plan_with(int M, int N, const float* B, int ldb, TailSplit tail) {
   const bool vec_b = ldb % 4 == 0 && aligned16(B), split = tail.parts > 1;
-  const long long tn = tiles(N, T::kBN), blocks = (tiles(M, T::kBM) - tail.rows + tail.rows * tail.parts) * tn;
+  const long long tn = tiles(N, T::kBN);
+  const long long blocks = (tiles(M, T::kBM) - tail.rows + static_cast<long long>(tail.rows) * tail.parts) * tn;
   const MultistageKernel k = split ? (vec_b ? multistage_kernel<T, true, true> : multistage_kernel<T, false, true>)
                                    : (vec_b ? multistage_kernel<T, true, false> : multistage_kernel<T, false, false>);
   return {grid_plan(k, blocks, dim3(T::kThreads), unsigned(T::kSmemBytes)), tail};
@@ -271,7 +272,8 @@ inline cudaError_t launch_multistage(const MultistagePlan& p, int M, int N, int 
   if (p.tail.parts > 1 && beta != 1.0f) {
     const std::size_t total = std::size_t(M - p.tail.first_row) * N;
     const unsigned blocks = unsigned(total < 4096u * 256u ? (total + 255) / 256 : 4096u);
-    scale_c_kernel<float><<<blocks, 256, 0, stream>>>(M - p.tail.first_row, N, beta, C + std::size_t(p.tail.first_row) * ldc, ldc);
+    scale_c_kernel<float><<<blocks, 256, 0, stream>>>(M - p.tail.first_row, N, beta,
+                                                      C + std::size_t(p.tail.first_row) * ldc, ldc);
   }
   const bool cvec = ldc % 4 == 0 && aligned16(C);
   return launch(p.plan, stream, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, cvec, p.tail);

@@ -94,6 +94,13 @@ int resident_blocks() {
 
 }  // namespace detail
 
+/// Every shape of step 13 (the heuristic's and the tuned table's) has tiles of at least
+/// kMinTile x kMinTile, so a grid of tile_blocks(M, N, kMinTile, kMinTile) blocks bounds all
+/// of theirs: within kMaxGridBlocks every shape runs, beyond it the step refuses, whatever the
+/// GPU and the table (decided before any device query).
+inline constexpr int kMinTile = 64;
+inline bool tuned_grid_fits(int M, int N) { return tile_blocks(M, N, kMinTile, kMinTile) <= kMaxGridBlocks; }
+
 //! [heuristic]
 /// The shapes the heuristic chooses from: one tile for large outputs, one with twice the blocks,
 /// one with four times the blocks and a smaller thread tile.
@@ -121,7 +128,7 @@ double heuristic_cost(int M, int N, int sms) {
 /// last wave of tiles would fill at most half of the block slots (the blocks the SMs hold at
 /// once); then the tile rows holding that wave are split along K into as many parts as fill the
 /// slots, each part at least two K-tiles long. Their blocks then run as one short wave instead
-/// of one long, part-empty one.
+/// of one long, part-empty one. No split either where it would take the grid past kMaxGridBlocks.
 template <class T>
 TailSplit tail_split(int M, int N, int K) {
   const TailSplit none{0, 1, M};
@@ -131,13 +138,14 @@ TailSplit tail_split(int M, int N, int K) {
   const long long rows = (last + tn - 1) / tn;
   long long parts = slots / (rows * tn);
   if (parts > tiles(K, T::kBK) / 2) parts = tiles(K, T::kBK) / 2;
-  if (parts < 2) return none;
+  if (parts < 2 || (tm - rows + rows * parts) * tn > kMaxGridBlocks) return none;
   return {int(rows), int(parts), int((tm - rows) * T::kBM)};
 }
 
 /// Shape T's plan, with its tail split when `split`.
 template <class T>
 MultistagePlan shape_plan(int M, int N, int K, const float* B, int ldb, bool split) {
+  static_assert(T::kBM >= kMinTile && T::kBN >= kMinTile, "tuned_grid_fits() bounds the grids of 64 x 64 tiles up");
   return multistage_plan_with<T>(M, N, B, ldb, split ? tail_split<T>(M, N, K) : TailSplit{0, 1, M});
 }
 //! [split choice]
@@ -148,6 +156,7 @@ MultistagePlan shape_plan(int M, int N, int K, const float* B, int ldb, bool spl
 /// fast at 2048^3 and faster at 4096^3 and 8192^3 on the H100 and the H200, and the benchmark much
 /// faster where B's rows are not 16-byte aligned (results/). Other ties go to the larger tile.
 inline MultistagePlan heuristic_plan_split(int M, int N, int K, const float* B, int ldb, bool split) {
+  if (!tuned_grid_fits(M, N)) return {};
   const int sms = detail::gpu_key().sms;
   const double large = heuristic_cost<HeuristicLarge>(M, N, sms);
   const double medium = heuristic_cost<HeuristicMedium>(M, N, sms);
@@ -166,6 +175,7 @@ inline MultistagePlan heuristic_plan(int M, int N, int K, const float*, int, con
 /// The tuned table's entry for this GPU and output size, or the heuristic's choice where the
 /// table has none; its tail split when `split`. The table is expanded here only.
 inline MultistagePlan autotuned_plan_split(int M, int N, int K, const float* B, int ldb, bool split) {
+  if (!tuned_grid_fits(M, N)) return {};
   const detail::GpuKey key = detail::gpu_key();
   const long long mn = static_cast<long long>(M) * N;
 #define SMEM_SGEMM_TUNED_CASE(CC, SMS, SMEM, REGS, MAX_MN, BM, BN, BK, WM, WN, TM, TN, S)                  \
