@@ -32,16 +32,18 @@ __global__ void __launch_bounds__(128) wmma_global_kernel(int M, int N, int K, f
   __shared__ __align__(32) bf16 stage[4][2][16 * 16];  // per warp: an edge fragment of A and of B
   __shared__ __align__(32) float out[4][16 * 16];      // per warp: the accumulators, for the epilogue
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const TileCoord t = row_major_tile((N + 31) / 32);
+  const TileCoord t = row_major_tile(int(tiles(N, 32)));
   const int m0 = t.m * 32 + warp / 2 * 16, n0 = t.n * 32 + warp % 2 * 16;
-  const bool inside = m0 + 16 <= M && n0 + 16 <= N;  // the same for the whole warp
+  const bool inside = M - m0 >= 16 && N - n0 >= 16;  // the same for the whole warp
 
   wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::row_major> a;
   wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, wmma::row_major> b;
   wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
   wmma::fill_fragment(acc, 0.0f);
-  for (int k0 = 0; k0 < K; k0 += 16) {
-    if (kDirect && inside && k0 + 16 <= K) {
+  // By window (K >= 1 in a launch): k0 += 16 and K + 15 would pass INT_MAX for a K near 2^31.
+  for (int kt = 0, tiles_k = (K - 1) / 16 + 1; kt < tiles_k; ++kt) {
+    const int k0 = kt * 16;
+    if (kDirect && inside && K - k0 >= 16) {
       wmma::load_matrix_sync(a, A + std::size_t(m0) * lda + k0, lda);
       wmma::load_matrix_sync(b, B + std::size_t(k0) * ldb + n0, ldb);
     } else {  // an edge tile, or unaligned operands: stage the fragments with zeros outside

@@ -33,7 +33,7 @@ __global__ void __launch_bounds__(128) wmma_smem_kernel(int M, int N, int K, flo
   __shared__ __align__(32) bf16 As[BM * BK], Bs[BK * BN];
   __shared__ __align__(32) float out[4][16 * 16];  // per warp: one accumulator tile, for the epilogue
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const TileCoord t = row_major_tile((N + BN - 1) / BN);
+  const TileCoord t = row_major_tile(int(tiles(N, BN)));
   const int m0 = t.m * BM, n0 = t.n * BN, wm = warp / 2 * 32, wn = warp % 2 * 32;
 
   wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::row_major> a[2];
@@ -41,7 +41,9 @@ __global__ void __launch_bounds__(128) wmma_smem_kernel(int M, int N, int K, flo
   wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
   for (auto& row : acc)
     for (auto& f : row) wmma::fill_fragment(f, 0.0f);
-  for (int k0 = 0; k0 < K; k0 += BK) {
+  // An unsigned k0: after the last window of a K near 2^31, k0 + BK passes INT_MAX, not UINT_MAX.
+  for (unsigned uk = 0; uk < unsigned(K); uk += BK) {
+    const int k0 = int(uk);
     load_tile<BM, BK, 128, LA, kRows16>(As, A, lda, m0, k0, M, K);
     load_tile<BK, BN, 128, LB, kRows16>(Bs, B, ldb, k0, n0, K, N);
     __syncthreads();  // 1: the window's tiles are complete

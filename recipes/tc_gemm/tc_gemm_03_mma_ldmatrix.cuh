@@ -38,11 +38,13 @@ __global__ void __launch_bounds__(256) mma_tiled_kernel(int M, int N, int K, flo
   constexpr int BM = kTileM, BN = kTileN, BK = kTileK;
   __shared__ __align__(128) bf16 As[BM * LA::kLd], Bs[BK * LB::kLd];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const TileCoord t = row_major_tile((N + BN - 1) / BN);
+  const TileCoord t = row_major_tile(int(tiles(N, BN)));
   const int m0 = t.m * BM, n0 = t.n * BN, wm = warp / 4 * 64, wn = warp % 4 * 32;
 
   float acc[4][4][4] = {};
-  for (int k0 = 0; k0 < K; k0 += BK) {
+  // By window: after the last window of a K near 2^31, k0 += BK would pass INT_MAX.
+  for (int kt = 0, tiles_k = int(tiles(K, BK)); kt < tiles_k; ++kt) {
+    const int k0 = kt * BK;
     load_tile<BM, BK, 256, LA, kRows16>(As, A, lda, m0, k0, M, K);
     load_tile<BK, BN, 256, LB, kRows16>(Bs, B, ldb, k0, n0, K, N);
     __syncthreads();  // 1: the window's tiles are complete

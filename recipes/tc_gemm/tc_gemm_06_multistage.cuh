@@ -101,14 +101,15 @@ __global__ void __launch_bounds__(S::kThreads, 1) multistage_kernel(int M, int N
   using LB = typename S::LB;
   extern __shared__ __align__(128) bf16 smem[];  // Stages x [A tile | B tile]
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const TileCoord t = grouped_tile(int(blockIdx.x), S::kGroupRows, (M + BM - 1) / BM, (N + BN - 1) / BN);
+  const TileCoord t = grouped_tile(int(blockIdx.x), S::kGroupRows, int(tiles(M, BM)), int(tiles(N, BN)));
   const int m0 = t.m * BM, n0 = t.n * BN;
   const int wm = warp / S::kWarpsN * S::kWM, wn = warp % S::kWarpsN * S::kWN;
-  const int tiles_k = (K + BK - 1) / BK;
+  const int tiles_k = int(tiles(K, BK));
 
   // A block inside D takes the unpredicated copies for every full window: the thread's first
-  // chunk of each tile, in global and shared memory, is fixed for the whole kernel.
-  const bool interior = m0 + BM <= M && n0 + BN <= N;
+  // chunk of each tile, in global and shared memory, is fixed for the whole kernel. (M - m0, not
+  // m0 + BM, which is 2^31 at the last tile of an M near it.)
+  const bool interior = M - m0 >= BM && N - n0 >= BN;
   const int ar = chunk_row(threadIdx.x, 0, kThreads, BK), ac = chunk_col(threadIdx.x, 0, kThreads, BK);
   const int br = chunk_row(threadIdx.x, 0, kThreads, BN), bc = chunk_col(threadIdx.x, 0, kThreads, BN);
   const bf16* a_src = A + std::size_t(interior ? m0 + ar : 0) * lda + ac;
@@ -121,7 +122,7 @@ __global__ void __launch_bounds__(S::kThreads, 1) multistage_kernel(int M, int N
     bf16* As = smem + stage * S::kStageElems;
     bf16* Bs = As + S::kAElems;
     if constexpr (kRows16) {
-      if (decltype(fast)::value || (interior && (kt + 1) * BK <= K)) {
+      if (decltype(fast)::value || (interior && kt * BK <= K - BK)) {
         if (part == 0)
           copy_tile_async_interior<BM, BK, kThreads, LA>(As + a_dst, a_src + kt * BK, lda);
         else

@@ -51,10 +51,10 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   __shared__ std::uint64_t full[kStages];  // phase n of full[s]: window s + n kStages has landed
   bf16* smem = reinterpret_cast<bf16*>(align_1024(smem_raw));
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const TileCoord t = row_major_tile((N + BN - 1) / BN);
+  const TileCoord t = row_major_tile(int(tiles(N, BN)));
   const int m0 = t.m * BM, n0 = t.n * BN;
   const int wm = warp / S::kWarpsN * S::kWM, wn = warp % S::kWarpsN * S::kWN;
-  const int tiles_k = (K + BK - 1) / BK;
+  const int tiles_k = int(tiles(K, BK));
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) mbar_init(&full[s], 1);

@@ -42,9 +42,9 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   extern __shared__ unsigned char smem_raw[];
   __shared__ std::uint64_t full[kStages], empty[kStages];
   bf16* smem = reinterpret_cast<bf16*>(align_1024(smem_raw));
-  const TileCoord t = row_major_tile((N + BN - 1) / BN);
+  const TileCoord t = row_major_tile(int(tiles(N, BN)));
   const int m0 = t.m * BM, n0 = t.n * BN;
-  const int tiles_k = (K + BK - 1) / BK;
+  const int tiles_k = int(tiles(K, BK));
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], S::kConsumers);

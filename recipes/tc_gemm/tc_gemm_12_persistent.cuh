@@ -46,8 +46,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   extern __shared__ unsigned char smem_raw[];
   __shared__ std::uint64_t full[kStages], empty[kStages];
   bf16* smem = reinterpret_cast<bf16*>(align_1024(smem_raw));
-  const int tiles_n = (N + BN - 1) / BN, tiles_k = (K + BK - 1) / BK;
-  const int num_tiles = (M + BM - 1) / BM * tiles_n;
+  const int tiles_n = int(tiles(N, BN)), tiles_k = int(tiles(K, BK));
+  const int num_tiles = int(tiles(M, BM)) * tiles_n;  // far below 2^31 - gridDim.x: M N <= kMaxOutputElements
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], S::kConsumers);
@@ -59,13 +59,15 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     regs_down<S::kProducerRegs>();
     if (threadIdx.x == 0) {
       int it = 0;  // windows issued so far: stage it % kStages, its use number
-                   // it / kStages
-      for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x)
+                   // it / kStages (cut back after each tile: ring_after_tile)
+      for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
         for (int kt = 0; kt < tiles_k; ++kt, ++it) {
           const int s = it % kStages;
           if (it >= kStages) mbar_wait(&empty[s], unsigned(it / kStages - 1) % 2);
           S::load(smem + s * S::kElems, &a_map, &b_map, tile / tiles_n * BM, tile % tiles_n * BN, kt, &full[s]);
         }
+        it = ring_after_tile<kStages>(it);
+      }
     }
     return;
   }
@@ -95,6 +97,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     if (threadIdx.x % 128 == 0) mbar_arrive(&empty[(it - 1) % kStages]);  // the tile's last window
     store_tile_tma<BN, typename S::LD>(acc, staging, &d_map, tile / tiles_n * BM + 64 * wg, tile % tiles_n * BN, M, N,
                                        alpha, beta, C, ldc, D, ldd, 1 + wg);
+    it = ring_after_tile<kStages>(it);
   }
   if (threadIdx.x % 128 == 0) tma_store_wait_read<0>();  // staging must outlive the stores' reads
 #else
@@ -104,14 +107,14 @@ __global__ void __launch_bounds__(S::kThreads, 1)
 //! [persistent kernel]
 
 /// The plan of step 12: one block per SM (at most one per tile); null unless A, B and D have
-/// 16-byte aligned rows.
+/// 16-byte aligned rows and M N <= kMaxOutputElements (checked before the device is asked).
 inline Plan<TmaStoreKernel> persistent_plan(int M, int N, int, const bf16* A, int lda, const bf16* B, int ldb,
                                             const bf16*, int, const bf16* D, int ldd) {
   using S = PersistentShape;
   const long long tiles_mn = tiles(M, S::kBM) * tiles(N, S::kBN);
-  const int sms = detail::gpu_key().sms;
-  const bool ok = tma_rows(A, lda) && tma_rows(B, ldb) && tma_rows(D, ldd) && sms > 0;
-  return grid_plan<TmaStoreKernel>(ok ? persistent_kernel<S> : nullptr, tiles_mn < sms ? tiles_mn : sms,
+  const bool fits = static_cast<long long>(M) * N <= kMaxOutputElements;
+  const int sms = fits && tma_rows(A, lda) && tma_rows(B, ldb) && tma_rows(D, ldd) ? detail::gpu_key().sms : 0;
+  return grid_plan<TmaStoreKernel>(sms > 0 ? persistent_kernel<S> : nullptr, tiles_mn < sms ? tiles_mn : sms,
                                    dim3(S::kThreads), S::kSmemBytes);
 }
 

@@ -20,8 +20,11 @@
 /// several SMs of one GPC ask L2 for the same sector at about the same time, the L2 request
 /// coalescer serves them with one read, so the clusters of one GPC take 8 consecutive pairs of
 /// tiles along one pair-row (gpc_position): they read the same A tile in step. No instruction names
-/// a GPC, so the first launch on a device measures where its clusters run (cluster_order) and every
-/// launch passes the clusters' order by GPC to the kernel (ClusterOrder).
+/// a GPC, so a one-time setup per device, prepare_cluster_order(), measures where clusters run, and
+/// every later launch passes its clusters' order by GPC to the kernel (ClusterOrder, cluster_order).
+/// The launcher itself never measures (it allocates and synchronizes nothing, and may be captured in
+/// a graph as the process's first call): without the setup it walks the clusters by index, the same
+/// tiles and the same D, with fewer reads merged.
 ///
 /// The epilogue moves behind the next tile's wgmma groups: a consumer packs its finished tile into
 /// 64 registers of bf16 pairs (pack_tile), issues the next tile's wgmma groups, which overwrite the
@@ -35,10 +38,10 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
-#include <vector>
 
 #include "tc_gemm_common.cuh"
 
@@ -100,7 +103,7 @@ __host__ __device__ __forceinline__ int panel_window(int p, int windows) {
 //! [cluster order]
 /// The order of a launch's clusters by the GPC (GPU processing cluster: 16 or 18 SMs on the H100
 /// and the H200) each one runs on: rank[c] is cluster c's place when the clusters are sorted by
-/// GPC, so the clusters of one GPC have consecutive ranks.
+/// GPC, so the clusters of one GPC have consecutive ranks (by index where nothing was measured).
 struct ClusterOrder {
   static constexpr int kMax = 256;  ///< the most clusters a launch has (cluster_plan_with)
   unsigned short rank[kMax];
@@ -131,8 +134,9 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
   __shared__ std::uint64_t full[kStages], empty[kStages];
   bf16* smem = reinterpret_cast<bf16*>(align_1024(smem_raw));
   const unsigned rank = cluster_rank();
-  const int tiles_n = (N + BN - 1) / BN, tiles_k = (K + BK - 1) / BK;
-  const int pair_rows = ((M + BM - 1) / BM + kCM - 1) / kCM, num_pairs = pair_rows * tiles_n;
+  const int tiles_n = int(tiles(N, BN)), tiles_k = int(tiles(K, BK));
+  // Far below 2^31 - gridDim.x: the plan refuses M N > kMaxOutputElements.
+  const int pair_rows = int(tiles(M, BM * kCM)), num_pairs = pair_rows * tiles_n;
   const int clusters = gridDim.x / kCM, cluster = gpc_position(order.rank[blockIdx.x / kCM], clusters, S::kGroupRows);
   // Pair q: its pair-row p.m and column p.n in the grouped order; this block takes row kCM p.m + rank.
   auto tile_of = [&](int q, int& m0, int& n0) {
@@ -170,6 +174,7 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
             tma_load_multicast(As + S::kAElems + p * S::LB::kPanel, &b_map, n0 + 64 * p, kt * BK, &full[s],
                                (1u << kCM) - 1);
         }
+        it = ring_after_tile<kStages>(it);
       }
     }
   } else {
@@ -221,6 +226,7 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
       } else {  // a tuning candidate: step 11's stores straight from the registers
         store_wgmma_acc<BN>(acc, m0 + 64 * wg, n0, M, N, alpha, beta, C, ldc, D, ldd);
       }
+      it = ring_after_tile<kStages>(it);
     }
     if constexpr (S::kTmaEpilogue)
       if (done_row >= 0)
@@ -254,89 +260,154 @@ inline cudaError_t launch_smid(unsigned* out, int blocks, int cluster, unsigned 
   return cudaLaunchKernelEx(&cfg, smid_kernel, out);
 }
 
-/// The GPC of each cluster of a launch that fills the GPU with clusters of `cm` blocks of `smem`
-/// bytes (one block per SM), as labels: two SMs share a label when a cluster of 8 small blocks ran
-/// on both (a cluster never spans two GPCs). Empty where it cannot be measured. It runs on its own
-/// stream, with stream-ordered allocation and capture mode relaxed, so a capture under way in this
-/// thread neither forbids nor records it.
-inline std::vector<int> measure_cluster_gpcs(int cm, unsigned smem) {
-  const int clusters = gpu_key().sms / cm, probes = 8 * 512;
-  std::vector<int> gpc;
-  cudaStream_t st;
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  if (clusters <= 0 || cudaThreadExchangeStreamCaptureMode(&mode) != cudaSuccess) return gpc;
-  if (cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) == cudaSuccess) {
-    std::vector<unsigned> sm(std::size_t(clusters) * cm + probes);
-    unsigned* d = nullptr;
-    bool ok = cudaMallocAsync(&d, sm.size() * sizeof(unsigned), st) == cudaSuccess;
-    if (ok) {
-      ok = cudaFuncSetAttribute(smid_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) == cudaSuccess &&
-           launch_smid(d, clusters * cm, cm, smem, st) == cudaSuccess &&
-           launch_smid(d + clusters * cm, probes, 8, 0, st) == cudaSuccess &&
-           cudaMemcpyAsync(sm.data(), d, sm.size() * sizeof(unsigned), cudaMemcpyDeviceToHost, st) == cudaSuccess;
-      ok = cudaFreeAsync(d, st) == cudaSuccess && ok;
-    }
-    ok = cudaStreamSynchronize(st) == cudaSuccess && ok;
-    cudaStreamDestroy(st);
-    if (ok) {  // union-find over SM ids: one set per group of SMs that clusters of 8 joined
-      std::vector<int> up(*std::max_element(sm.begin(), sm.end()) + 1);
-      std::iota(up.begin(), up.end(), 0);
-      auto root = [&](int x) {
-        while (up[x] != x) x = up[x] = up[up[x]];
-        return x;
-      };
-      for (int b = 0; b < probes; ++b) up[root(int(sm[clusters * cm + b]))] = root(int(sm[clusters * cm + b - b % 8]));
-      for (int c = 0; c < clusters; ++c) gpc.push_back(root(int(sm[std::size_t(c) * cm])));
-    }
-  }
-  cudaThreadExchangeStreamCaptureMode(&mode);
-  cudaGetLastError();  // a failed measurement leaves no error for the caller's launch to report
-  return gpc;
+/// What prepare_cluster_order measured on one device for clusters of one size: the GPC label of each
+/// of the first `clusters` clusters of a launch that fills the GPU with them (clusters of one GPC
+/// share a label). `state` publishes it: 0 not measured, 1 being measured, 2 ready.
+struct MeasuredGpcs {
+  std::atomic<int> state;
+  int clusters;
+  unsigned short gpc[ClusterOrder::kMax];
+};
+
+/// The measurement of `device` (0 to kMaxDevices - 1) for clusters of cm (1 or 2) blocks.
+inline MeasuredGpcs& measured_gpcs_slot(int device, int cm) {
+  static MeasuredGpcs slots[kMaxDevices][2];
+  return slots[device][cm - 1];
 }
 
-/// measure_cluster_gpcs for clusters of one or two blocks, once per device and cluster size.
-inline const std::vector<int>& cluster_gpcs(int cm, unsigned smem) {
-  static const std::vector<int> none;
-  int dev = 0;
-  if (cm < 1 || cm > 2 || cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return none;
-  return made_once<2 * kMaxDevices, std::vector<int>>(2 * dev + cm - 1,
-                                                      [&] { return measure_cluster_gpcs(cm, smem); });
+/// The measurement of `device` for clusters of cm blocks once ready, else null (prepare_cluster_order
+/// has not made it).
+inline const MeasuredGpcs* measured_gpcs(int device, int cm) {
+  if (device < 0 || device >= kMaxDevices || cm < 1 || cm > 2) return nullptr;
+  const MeasuredGpcs& m = measured_gpcs_slot(device, cm);
+  return m.state.load() == 2 ? &m : nullptr;
+}
+
+/// The GPC of each of `clusters` clusters (1 to ClusterOrder::kMax) of a launch of clusters of `cm`
+/// blocks (1 or 2) that take a whole SM each (ClusterShape's shared memory), on the current device,
+/// as labels in `gpc`: two SMs share a label when a cluster of 8 small blocks ran on both (a cluster
+/// never spans two GPCs). It allocates (stream-ordered) and synchronizes on a stream of its own.
+/// Fixed-size host arrays: nothing it does can throw.
+inline cudaError_t measure_cluster_gpcs(int cm, int clusters, unsigned short (&gpc)[ClusterOrder::kMax]) {
+  constexpr int kProbes = 8 * 512;  // blocks in clusters of 8 that tell which SMs share a GPC
+  constexpr int kMaxSmId = 1024;    // the SM ids (%smid) the union-find holds
+  const int blocks = clusters * cm;
+  unsigned sm[2 * ClusterOrder::kMax + kProbes];  // the SM of each block: the launch's, then the probes'
+  cudaStream_t st;
+  cudaError_t e = cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
+  if (e == cudaSuccess) {
+    const std::size_t bytes = std::size_t(blocks + kProbes) * sizeof(unsigned);
+    unsigned* d = nullptr;
+    e = cudaMallocAsync(&d, bytes, st);
+    if (e == cudaSuccess) {
+      e = cudaFuncSetAttribute(smid_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               int(ClusterShape::kSmemBytes));
+      if (e == cudaSuccess) e = launch_smid(d, blocks, cm, ClusterShape::kSmemBytes, st);
+      if (e == cudaSuccess) e = launch_smid(d + blocks, kProbes, 8, 0, st);
+      if (e == cudaSuccess) e = cudaMemcpyAsync(sm, d, bytes, cudaMemcpyDeviceToHost, st);
+      const cudaError_t freed = cudaFreeAsync(d, st);
+      if (e == cudaSuccess) e = freed;
+    }
+    const cudaError_t synced = cudaStreamSynchronize(st);
+    if (e == cudaSuccess) e = synced;
+    cudaStreamDestroy(st);
+  }
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // a failed measurement leaves no error for the caller's next launch to report
+    return e;
+  }
+  for (int b = 0; b < blocks + kProbes; ++b)
+    if (sm[b] >= unsigned(kMaxSmId)) return cudaErrorNotSupported;
+  int up[kMaxSmId];  // union-find over SM ids: one set per group of SMs that clusters of 8 joined
+  std::iota(up, up + kMaxSmId, 0);
+  auto root = [&](int x) {
+    while (up[x] != x) x = up[x] = up[up[x]];
+    return x;
+  };
+  for (int b = 0; b < kProbes; ++b) up[root(int(sm[blocks + b]))] = root(int(sm[blocks + b - b % 8]));
+  for (int c = 0; c < clusters; ++c) gpc[c] = static_cast<unsigned short>(root(int(sm[c * cm])));
+  return cudaSuccess;
 }
 }  // namespace detail
 
-/// The ranks of clusters 0 to n - 1 sorted by their GPC labels (stable: by index within a GPC);
-/// by index where there are fewer labels than clusters.
-inline ClusterOrder rank_by_gpc(const std::vector<int>& gpc, int n) {
+/// The one setup of steps 13 and 14, once per device: measures which GPC each cluster of a launch
+/// that fills `device` runs on, for clusters of one and of two blocks, and keeps it for every later
+/// launch on that device (cluster_order). Until then the launchers walk their clusters by index:
+/// the same D, with fewer of the clusters' identical reads merged in L2. Unlike a launcher it
+/// allocates, launches and synchronizes, so call it before capturing or timing; it does so on a
+/// stream of its own in relaxed capture mode, so a capture under way in this thread neither
+/// forbids nor records it. cudaSuccess once measured, by this call or an earlier one; else the
+/// error, nothing kept (a later call measures again). Thread-safe; the current device stays.
+inline cudaError_t prepare_cluster_order(int device) {
+  if (device < 0 || device >= detail::kMaxDevices) return cudaErrorInvalidDevice;
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  cudaError_t e = cudaThreadExchangeStreamCaptureMode(&mode);
+  if (e != cudaSuccess) return e;
+  int current = 0, sms = 0;
+  e = cudaGetDevice(&current);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (e == cudaSuccess && current != device) e = cudaSetDevice(device);
+  const bool switched = e == cudaSuccess && current != device;
+  for (int cm = 1; cm <= 2 && e == cudaSuccess; ++cm) {
+    detail::MeasuredGpcs& m = detail::measured_gpcs_slot(device, cm);
+    int state = 0;
+    while (!m.state.compare_exchange_strong(state, 1) && state == 1) state = 0;  // another thread measures
+    if (state == 2) continue;                                                     // measured before
+    const int clusters = std::min(sms / cm, ClusterOrder::kMax);
+    e = clusters > 0 ? detail::measure_cluster_gpcs(cm, clusters, m.gpc) : cudaErrorNotSupported;
+    m.clusters = clusters;
+    m.state.store(e == cudaSuccess ? 2 : 0);
+  }
+  if (switched) cudaSetDevice(current);
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  return e;
+}
+
+/// The ranks of clusters 0 to n - 1 (n <= ClusterOrder::kMax) sorted by their GPC labels gpc[0] to
+/// gpc[n - 1], stably (by index within a GPC); an insertion sort, nothing allocated.
+inline ClusterOrder rank_by_gpc(const unsigned short* gpc, int n) {
+  int by_gpc[ClusterOrder::kMax];
+  for (int i = 0; i < n; ++i) {
+    int j = i;
+    for (; j > 0 && gpc[by_gpc[j - 1]] > gpc[i]; --j) by_gpc[j] = by_gpc[j - 1];
+    by_gpc[j] = i;
+  }
   ClusterOrder order = {};
-  std::vector<int> by_gpc(n);
-  std::iota(by_gpc.begin(), by_gpc.end(), 0);
-  if (int(gpc.size()) >= n)
-    std::stable_sort(by_gpc.begin(), by_gpc.end(), [&](int a, int b) { return gpc[a] < gpc[b]; });
   for (int i = 0; i < n; ++i) order.rank[by_gpc[i]] = static_cast<unsigned short>(i);
   return order;
 }
 
-/// The order of a plan's clusters: the GPC of each cluster measured on this device at its first
-/// launch of clusters of this size. Placement is the hardware's: where a launch's clusters land
-/// elsewhere (other work on the GPU), the walk is still a permutation of the tiles, only slower.
+/// The order of a plan's clusters, what the launchers pass to the kernel: by GPC where
+/// prepare_cluster_order measured this device for clusters of the plan's size (the labels of the
+/// measurement's first clusters: a launch's clusters land where the measurement's did while nothing
+/// else holds SMs), else by index. It allocates, synchronizes and measures nothing. Either way a
+/// permutation of the clusters, so the walk is still one of the tiles: D is the same, only fewer
+/// reads are merged where clusters land elsewhere.
 inline ClusterOrder cluster_order(const Plan<ClusterKernel>& p) {
   cudaFuncAttributes fa = {};
   const int cm = cudaFuncGetAttributes(&fa, p.kernel) == cudaSuccess && fa.requiredClusterWidth > 0
                      ? fa.requiredClusterWidth
                      : 1;
-  return rank_by_gpc(detail::cluster_gpcs(cm, p.smem), int(p.grid.x) / cm);
+  const int n = std::min(int(p.grid.x) / cm, ClusterOrder::kMax);
+  int dev = 0;
+  const detail::MeasuredGpcs* m = cudaGetDevice(&dev) == cudaSuccess ? detail::measured_gpcs(dev, cm) : nullptr;
+  if (m != nullptr && n <= m->clusters) return rank_by_gpc(m->gpc, n);
+  ClusterOrder order = {};
+  for (int c = 0; c < n; ++c) order.rank[c] = static_cast<unsigned short>(c);
+  return order;
 }
 
 /// The plan of `cluster_kernel<S>`: a whole number of clusters, one block per SM at most, no more
 /// clusters than cluster-tiles or than ClusterOrder holds; null unless A, B and D have 16-byte
-/// aligned rows.
+/// aligned rows and M N <= kMaxOutputElements (checked before the device is asked).
 template <class S>
 Plan<ClusterKernel> cluster_plan_with(int M, int N, const bf16* A, int lda, const bf16* B, int ldb, const bf16* D,
                                       int ldd) {
-  const long long pairs = (tiles(M, S::kBM) + S::kClusterM - 1) / S::kClusterM * tiles(N, S::kBN);
-  const int clusters = std::min(detail::gpu_key().sms / S::kClusterM, ClusterOrder::kMax);
-  const bool ok = tma_rows(A, lda) && tma_rows(B, ldb) && tma_rows(D, ldd) && clusters > 0;
-  return grid_plan<ClusterKernel>(ok ? cluster_kernel<S> : nullptr,
+  const long long pairs = tiles(M, S::kBM * S::kClusterM) * tiles(N, S::kBN);
+  const bool fits = static_cast<long long>(M) * N <= kMaxOutputElements;
+  const int sms = fits && tma_rows(A, lda) && tma_rows(B, ldb) && tma_rows(D, ldd) ? detail::gpu_key().sms : 0;
+  const int clusters = std::min(sms / S::kClusterM, ClusterOrder::kMax);
+  return grid_plan<ClusterKernel>(clusters > 0 ? cluster_kernel<S> : nullptr,
                                   S::kClusterM * (pairs < clusters ? pairs : clusters), dim3(S::kThreads),
                                   S::kSmemBytes);
 }

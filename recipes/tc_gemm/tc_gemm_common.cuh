@@ -14,11 +14,18 @@
 /// \endcode
 /// that checks its arguments before any CUDA call (check_args()), returns
 /// `cudaErrorInvalidValue` with D untouched for bad ones, never allocates or synchronizes, and
-/// returns `cudaGetLastError()` after the launch. Any M, N, K run. D may be C itself (same
-/// leading dimension); C is not read when beta == 0 (it may then be null). The 16-byte paths need
-/// 16-byte aligned rows (pointers 16-byte aligned, leading dimensions multiples of 8); in steps 1
-/// to 7 other operands take the element-wise path of the same kernel, steps 8 to 14 (whose tensor
-/// maps need such rows) return `cudaErrorInvalidValue` for them.
+/// returns `cudaGetLastError()` after the launch. D may be C itself (same leading dimension); C is
+/// not read when beta == 0 (it may then be null). The 16-byte paths need 16-byte aligned rows
+/// (pointers 16-byte aligned, leading dimensions multiples of 8); in steps 1 to 7 other operands
+/// take the element-wise path of the same kernel, steps 8 to 14 (whose tensor maps need such rows)
+/// return `cudaErrorInvalidValue` for them.
+///
+/// Accepted sizes: every M, N, K from 0 to 2^31 - 1 with M N <= 2^40 (kMaxOutputElements: a D of
+/// 2 TiB, more than any GPU holds); a larger D is refused. Steps 8 to 14 also need lda (>= K) and
+/// ldb (>= N), and from step 12 on ldd, to be multiples of 8, so there N and K are at most
+/// 2^31 - 8. Steps 13 and 14 need no setup; prepare_cluster_order() (step 13), called once per
+/// device before capturing or timing them, lets them walk their clusters by GPU processing
+/// cluster: the same D, faster.
 #pragma once
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -55,13 +62,18 @@ __host__ __device__ inline bool aligned(const void* p, std::size_t bytes) {
   return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
 }
 
+/// The most elements D may have, M N <= 2^40: every step's tile count and tile index then fit an
+/// int with room to spare (at most 2^30 + 2^26 tiles of 32 x 32).
+inline constexpr long long kMaxOutputElements = 1LL << 40;
+
 //! [contract]
-/// Checks the arguments of D = alpha * A * B + beta * C: negative sizes, leading dimensions below
-/// the widths, null pointers where a matrix is read or written, pointers not aligned to a bf16,
-/// and D overlapping A or B, or overlapping C other than being C itself, are invalid.
+/// Checks the arguments of D = alpha * A * B + beta * C: negative sizes, M N above
+/// kMaxOutputElements, leading dimensions below the widths, null pointers where a matrix is read or
+/// written, pointers not aligned to a bf16, and D overlapping A or B, or overlapping C other than
+/// being C itself, are invalid.
 inline Args check_args(int M, int N, int K, float alpha, const bf16* A, int lda, const bf16* B, int ldb, float beta,
                        const bf16* C, int ldc, const bf16* D, int ldd) {
-  if (M < 0 || N < 0 || K < 0) return Args::invalid;
+  if (M < 0 || N < 0 || K < 0 || static_cast<long long>(M) * N > kMaxOutputElements) return Args::invalid;
   const int n1 = N > 1 ? N : 1;
   if (lda < (K > 1 ? K : 1) || ldb < n1 || ldc < n1 || ldd < n1) return Args::invalid;
   if (M == 0 || N == 0) return Args::empty;
@@ -101,8 +113,11 @@ inline cudaError_t finish_without_launch(Args a, int M, int N, float beta, const
   return cudaGetLastError();
 }
 
-/// Number of `tile`-sized tiles covering `n`.
-constexpr long long tiles(int n, int tile) { return (n + tile - 1LL) / tile; }
+/// Number of `tile`-sized tiles covering `n` (n >= 0, tile >= 1), in 64 bits from the start: n + tile
+/// in int would wrap for n near 2^31. In a kernel, int(tiles(n, tile)) is a tile count that fits an int.
+__host__ __device__ constexpr long long tiles(int n, int tile) {
+  return (static_cast<long long>(n) + tile - 1) / tile;
+}
 
 //! [plan]
 /// What a launcher launches: the kernel, its grid and block, and its dynamic shared memory.
@@ -224,17 +239,19 @@ __host__ __device__ constexpr int chunk_col(int tid, int i, int threads, int col
 /// Copies the ROWS x COLS tile of a row-major bf16 matrix (rows_total x cols_total, ld) whose
 /// corner is (r0, c0) into shared memory at `s`, element (r, c) at Layout::offset(r, c), with
 /// zeros outside the matrix. Synchronous (through registers): 16-byte loads and stores when
-/// kRows16 (16-byte aligned rows), 2-byte ones otherwise.
+/// kRows16 (16-byte aligned rows), 2-byte ones otherwise. r0 and c0 are multiples of ROWS and COLS,
+/// powers of two: r0 + r and c0 + c then fit an int for any corner inside the matrix.
 template <int ROWS, int COLS, int kThreads, class Layout, bool kRows16>
 __device__ __forceinline__ void load_tile(bf16* s, const bf16* g, int ld, int r0, int c0, int rows_total,
                                           int cols_total) {
   static_assert(ROWS * COLS % (8 * kThreads) == 0, "every thread copies the same number of chunks");
+  static_assert((ROWS & (ROWS - 1)) == 0 && (COLS & (COLS - 1)) == 0, "power-of-two tiles: no overflow");
 #pragma unroll
   for (int i = 0; i < ROWS * COLS / (8 * kThreads); ++i) {
     const int r = chunk_row(threadIdx.x, i, kThreads, COLS), c = chunk_col(threadIdx.x, i, kThreads, COLS);
     const int gr = r0 + r, gc = c0 + c;
     const bf16* src = g + std::size_t(gr < rows_total ? gr : 0) * ld + gc;
-    if (kRows16 && gr < rows_total && gc + 8 <= cols_total) {
+    if (kRows16 && gr < rows_total && gc <= cols_total - 8) {
       *reinterpret_cast<uint4*>(s + Layout::offset(r, c)) = *reinterpret_cast<const uint4*>(src);
     } else {
       alignas(16) bf16 v[8];
@@ -246,7 +263,7 @@ __device__ __forceinline__ void load_tile(bf16* s, const bf16* g, int ld, int r0
 }
 
 /// The same copy with `cp.async` (16-byte aligned rows only): no registers, completion by commit
-/// groups; what lies past the matrix is zero-filled by the copy's source size.
+/// groups; what lies past the matrix is zero-filled by the copy's source size. The corner as above.
 template <int ROWS, int COLS, int kThreads, class Layout>
 __device__ __forceinline__ void copy_tile_async(bf16* s, const bf16* g, int ld, int r0, int c0, int rows_total,
                                                 int cols_total);
@@ -299,6 +316,7 @@ template <int ROWS, int COLS, int kThreads, class Layout>
 __device__ __forceinline__ void copy_tile_async(bf16* s, const bf16* g, int ld, int r0, int c0, int rows_total,
                                                 int cols_total) {
   static_assert(ROWS * COLS % (8 * kThreads) == 0, "every thread copies the same number of chunks");
+  static_assert((ROWS & (ROWS - 1)) == 0 && (COLS & (COLS - 1)) == 0, "power-of-two tiles: no overflow");
 #pragma unroll
   for (int i = 0; i < ROWS * COLS / (8 * kThreads); ++i) {
     const int r = chunk_row(threadIdx.x, i, kThreads, COLS), c = chunk_col(threadIdx.x, i, kThreads, COLS);
@@ -405,7 +423,7 @@ __device__ __forceinline__ void store_acc(const float (&acc)[MI][NJ][4], int row
         const int c = col0 + 8 * (4 * g + lane % 4);  // now columns c .. c + 7 of row r
         if (r >= M) continue;
         bf16* d = D + std::size_t(r) * ldd + c;
-        if (d_rows16 && c + 8 <= N) {
+        if (d_rows16 && N - c >= 8) {
           *reinterpret_cast<uint4*>(d) = make_uint4(x[0], x[1], x[2], x[3]);
         } else {
 #pragma unroll
@@ -524,14 +542,15 @@ using TmaStoreKernel = void (*)(const CUtensorMap, const CUtensorMap, const CUte
                                 const bf16*, int, bf16*, int);
 struct ClusterOrder;
 /// The kernel of steps 13 and 14: a TmaStoreKernel that also takes the order of its clusters by GPU
-/// processing cluster (ClusterOrder, step 13), which the launch measures once per device.
+/// processing cluster (ClusterOrder, step 13: cluster_order).
 using ClusterKernel = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, int, int, int, float, float,
                                const bf16*, int, bf16*, int, const ClusterOrder);
 
-/// A Hopper step's launch: the argument checks, then the tensor maps of A (boxes of a_rows x 64), B
-/// (boxes of b_rows x 64) and, for the kernels that store with TMA, D (boxes of 64 x 64), then the
-/// plan's kernel, a ClusterKernel with its clusters' order (cluster_order, step 13).
-/// cudaErrorInvalidValue when the plan is null or the driver refuses a map.
+/// A Hopper step's launch: the argument checks and the tensor maps' row rule (tma_rows: A, B and,
+/// for the kernels that store with TMA, D), both before any CUDA call; then the tensor maps of A
+/// (boxes of a_rows x 64), B (boxes of b_rows x 64) and D (boxes of 64 x 64), then the plan's
+/// kernel, a ClusterKernel with its clusters' order (cluster_order, step 13).
+/// cudaErrorInvalidValue when the rows break the rule, the plan is null or the driver refuses a map.
 template <class Kernel>
 cudaError_t launch_tma(Plan<Kernel> (*plan_of)(int, int, int, const bf16*, int, const bf16*, int, const bf16*, int,
                                                const bf16*, int),
@@ -539,6 +558,8 @@ cudaError_t launch_tma(Plan<Kernel> (*plan_of)(int, int, int, const bf16*, int, 
                        int ldb, float beta, const bf16* C, int ldc, bf16* D, int ldd, cudaStream_t stream) {
   if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, D, ldd); a != Args::launch)
     return finish_without_launch(a, M, N, beta, C, ldc, D, ldd, stream);
+  if (!tma_rows(A, lda) || !tma_rows(B, ldb) || (!std::is_same_v<Kernel, TmaKernel> && !tma_rows(D, ldd)))
+    return cudaErrorInvalidValue;
   const Plan<Kernel> p = plan_of(M, N, K, A, lda, B, ldb, C, ldc, D, ldd);
   CUtensorMap a_map, b_map;
   if (p.kernel == nullptr || !make_tile_map(&a_map, A, M, K, lda, a_rows) ||
@@ -848,6 +869,16 @@ struct PersistentShapeOf : TmaStage<128, BN, 64> {
       kStages * TmaStage<128, BN, 64>::kBytes + kConsumers * 2 * kPanelElems * sizeof(bf16) + 1024;
 };
 
+/// A persistent block's count of the windows it has issued (or consumed), `it`, after each of its
+/// tiles: cut back so that it stays below 4 kStages + ceil(K / 64) however many tiles the block
+/// takes. What the ring reads of it is unchanged: the stage it % kStages, the stage's parity
+/// it / kStages % 2 (both need only it modulo 2 kStages) and whether every stage was used once
+/// (it >= kStages).
+template <int kStages>
+__host__ __device__ __forceinline__ int ring_after_tile(int it) {
+  return it < 4 * kStages ? it : it % (2 * kStages) + 2 * kStages;
+}
+
 //! [tma epilogue]
 /// A consumer's finished 64 x BN tile (corner (row0, col0) of D) as alpha acc + beta C in bf16
 /// pairs, v[2 j + h] holding d[4 j + 2 h] and d[4 j + 2 h + 1]: half the registers of the fp32
@@ -874,7 +905,7 @@ __device__ __forceinline__ void store_packed_panel(const unsigned (&v)[BN / 4], 
                                                    int row0, int col0, int M, int N, bf16* D, int ldd, int bar_id) {
   const int t = threadIdx.x % 128;
   const bool leader = t == 0;
-  if (N % 8 != 0 && col0 + 64 * (P + 1) > N) {  // the same for the whole warpgroup
+  if (N % 8 != 0 && N - col0 < 64 * (P + 1)) {  // the same for the whole warpgroup
 #pragma unroll
     for (int j = 8 * P; j < 8 * P + 8; ++j)
 #pragma unroll
