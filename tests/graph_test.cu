@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "compare.hpp"
@@ -37,7 +38,7 @@ TEST_SUITE("gpu") {
       for (int c = 0; c < cols; ++c) expect[std::size_t(c) * rows + r] = h[std::size_t(r) * cols + c];
     DeviceBuffer<float> in(h), out(h.size());
     for (auto v : tr::kAllVariants) {
-      CAPTURE(tr::name(v));
+      CAPTURE(std::string(tr::name(v)));
       out.poison();
       capture_and_replay([&](cudaStream_t s) { return tr::run(v, rows, cols, in.get(), out.get(), s); });
       CHECK(smem::test::first_bit_mismatch(out.download(), tr::transposes(v) ? expect : h) == -1);
@@ -55,7 +56,7 @@ TEST_SUITE("gpu") {
     DeviceBuffer<int> in(h), out(1);
     DeviceBuffer<float> fin(smem::test::random_vector<float>(std::size_t(n), g)), fout(1);
     for (auto v : rd::kAllVariants) {
-      CAPTURE(rd::name(v));
+      CAPTURE(std::string(rd::name(v)));
       std::size_t bytes = 0, fbytes = 0;
       REQUIRE(rd::run<int>(v, nullptr, bytes, in.get(), n, out.get(), rd::Sum{}, 0) == cudaSuccess);
       REQUIRE(rd::run<float>(v, nullptr, fbytes, fin.get(), n, fout.get(), rd::Sum{}, 0.0f) == cudaSuccess);
@@ -97,7 +98,7 @@ TEST_SUITE("gpu") {
       }
       DeviceBuffer<int> in(h), out(h.size());
       for (auto v : sc::kAllVariants) {
-        CAPTURE(sc::name(v));
+        CAPTURE(std::string(sc::name(v)));
         std::size_t bytes = 0;
         REQUIRE(sc::run<int>(v, nullptr, bytes, in.get(), out.get(), n, cuda::std::plus<int>{}, 0, kind) ==
                 cudaSuccess);
@@ -129,7 +130,7 @@ TEST_SUITE("gpu") {
     DeviceBuffer<float> in(h);
     DeviceBuffer<hg::Counter> out(1024), small(256);
     for (auto v : hg::kAllVariants) {
-      CAPTURE(hg::name(v));
+      CAPTURE(std::string(hg::name(v)));
       const bool wide = hg::fits<float>(v, 1024);  // step 7 holds 256 bins
       DeviceBuffer<hg::Counter>& o = wide ? out : small;
       o.poison();
@@ -156,7 +157,7 @@ TEST_SUITE("gpu") {
     DeviceBuffer<float> f2(smem::test::random_vector<float>(25, g)), f1(smem::test::random_vector<float>(9, g));
     DeviceBuffer<float> out2(std::size_t(h) * w), out1(std::size_t(h) * w);
     for (auto v : st::kConv2dVariants) {
-      CAPTURE(st::name(v));
+      CAPTURE(std::string(st::name(v)));
       REQUIRE(st::run_conv2d(v, img.get(), out2.get(), h, w, f2.get(), 2) == cudaSuccess);
       REQUIRE(st::run_conv2d(v, img.get(), out1.get(), h, w, f1.get(), 1) == cudaSuccess);
       SMEM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -173,7 +174,7 @@ TEST_SUITE("gpu") {
     DeviceBuffer<float> grid(smem::test::random_vector<float>(std::size_t(nx) * ny * nz, g)), out(grid.size());
     const st::Coefficients c{-6.0f / 7, 0.75f, 1.25f, 0.5f};
     for (auto v : st::kStencil7Variants) {
-      CAPTURE(st::name(v));
+      CAPTURE(std::string(st::name(v)));
       REQUIRE(st::run_7point(v, grid.get(), out.get(), nx, ny, nz, c) == cudaSuccess);
       SMEM_CUDA_CHECK(cudaDeviceSynchronize());
       const auto eager = out.download();

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "device_buffer.hpp"
@@ -35,7 +36,7 @@ TEST_SUITE("gpu") {
     smem::test::gemm_reference_cpu(M, N, K, alpha, A, lda, B, ldb, beta, C0, ldc, R, S);
     DeviceBuffer<float> dA(A), dB(B), dC(C0.size());
     for (auto v : gm::kAllVariants) {
-      CAPTURE(gm::name(v));
+      CAPTURE(std::string(gm::name(v)));
       dC.upload(C0);
       // Replayed twice, the graph computes C = alpha A B + beta (alpha A B + beta C0).
       capture_and_replay([&](cudaStream_t s) {
@@ -73,7 +74,7 @@ TEST_SUITE("gpu") {
         }
     DeviceBuffer<bf16> dA(A), dB(B), dD(R.size());
     for (auto v : tc::kAllVariants) {
-      CAPTURE(tc::name(v));
+      CAPTURE(std::string(tc::name(v)));
       dD.poison();
       capture_and_replay([&](cudaStream_t s) {
         return tc::run(v, M, N, K, 1.0f, dA.get(), K, dB.get(), N, 0.0f, nullptr, N, dD.get(), N, s);
