@@ -8,9 +8,13 @@
 
 namespace smem::test {
 
-// Captures launch(stream) into a graph on a fresh non-blocking stream, replays it twice.
+// Captures launch(stream) into a graph on a fresh non-blocking stream, replays it twice. The
+// device is synchronized first: a non-blocking stream does not wait for the legacy default stream,
+// so a poison cudaMemset still in flight there could otherwise land after the graph's own writes
+// (a workspace's zeroed tile counter overwritten with the poison, say).
 template <class Launch>
 void capture_and_replay(Launch&& launch) {
+  SMEM_CUDA_CHECK(cudaDeviceSynchronize());
   cudaStream_t s;
   SMEM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cudaGraph_t graph;
