@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cuda_check.hpp"
+#include "device_buffer.hpp"
 
 namespace smem::test {
 
@@ -95,6 +96,27 @@ void fill_by_index(T* p, std::size_t n, F f) {
   fill_by_index_kernel<<<4096, 256>>>(p, n, f);
   SMEM_CUDA_CHECK(cudaGetLastError());
   SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+template <class T>
+__global__ void device_sum_kernel(const T* x, std::size_t n, unsigned long long* total) {
+  unsigned long long s = 0;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    s += (unsigned long long)x[i];
+  atomicAdd(total, s);
+}
+
+/// The sum of x[0, n) as unsigned 64-bit integers (modulo 2^64), by a plain grid-stride loop on
+/// the GPU: the reference of the large tests.
+template <class T>
+unsigned long long device_sum(const T* x, std::size_t n) {
+  DeviceBuffer<unsigned long long> total(1);
+  SMEM_CUDA_CHECK(cudaMemset(total.get(), 0, sizeof(unsigned long long)));
+  device_sum_kernel<<<4096, 256>>>(x, n, total.get());
+  SMEM_CUDA_CHECK(cudaGetLastError());
+  SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  return total.download()[0];
 }
 
 /// An index hashed to a small integer in [-range, range]: integer-valued data whose sums and

@@ -196,6 +196,7 @@ __global__ void fill_mod(std::uint8_t* x, long long n) {
     x[i] = std::uint8_t(i % 251);
 }
 
+using smem::test::device_sum;
 using smem::test::GuardedBuffer;
 
 /// How many j in [a, b) have j mod m == v.
@@ -221,24 +222,6 @@ struct ShiftedLevels {
   long long shift;
   __device__ int operator()(std::size_t k) const { return int((long long)k - shift); }
 };
-
-__global__ void sum_counters(const hg::Counter* c, std::size_t n, unsigned long long* total) {
-  unsigned long long s = 0;
-  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += stride)
-    s += c[i];
-  if (s) atomicAdd(total, s);
-}
-
-/// The sum of c[0, n) in 64 bits, on the GPU.
-unsigned long long device_sum(const hg::Counter* c, std::size_t n) {
-  DeviceBuffer<unsigned long long> total(1);
-  SMEM_CUDA_CHECK(cudaMemset(total.get(), 0, sizeof(unsigned long long)));
-  sum_counters<<<4096, 256>>>(c, n, total.get());
-  SMEM_CUDA_CHECK(cudaGetLastError());
-  SMEM_CUDA_CHECK(cudaDeviceSynchronize());
-  return total.download()[0];
-}
 
 /// Runs `launch(counts)`, a launcher call that must succeed, into `out` poisoned with kPoison; the
 /// guards around `out` must be intact after it.

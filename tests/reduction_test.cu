@@ -33,6 +33,7 @@
 
 namespace rd = smem::reduction;
 using smem::test::DeviceBuffer;
+using smem::test::device_sum;
 
 namespace {
 
@@ -160,26 +161,6 @@ struct SmallOfIndex {
   smem::test::SmallIntOfIndex f;
   __device__ T operator()(std::size_t i) const { return T(1000 + f(i)); }
 };
-
-/// The sum of x[0, n) modulo 2^64, by a plain grid-stride loop: the reference of the large tests.
-template <class T>
-__global__ void wrapped_sum(const T* x, std::size_t n, unsigned long long* total) {
-  unsigned long long s = 0;
-  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += stride)
-    s += (unsigned long long)x[i];
-  atomicAdd(total, s);
-}
-
-template <class T>
-unsigned long long device_sum(const T* x, std::size_t n) {
-  DeviceBuffer<unsigned long long> total(1);
-  SMEM_CUDA_CHECK(cudaMemset(total.get(), 0, sizeof(unsigned long long)));
-  wrapped_sum<<<4096, 256>>>(x, n, total.get());
-  SMEM_CUDA_CHECK(cudaGetLastError());
-  SMEM_CUDA_CHECK(cudaDeviceSynchronize());
-  return total.download()[0];
-}
 
 /// run_variant with the workspace and the output between guards, which must be intact after it.
 template <class T, class Op>
