@@ -90,7 +90,9 @@ __global__ void __launch_bounds__(L::kThreads, 2) vectorized_kernel(int M, int N
   __syncthreads();
 
   float acc[TM][TN] = {};
-  const int windows = tiles(K, BK);
+  // K >= 1 here (K == 0 never launches), so no wrap at K = INT_MAX. A signed count on purpose: with
+  // tiles()' unsigned one, nvcc schedules this loop into a slower kernel (bench: vectorized).
+  const int windows = (K - 1) / BK + 1;
   for (int w = 0; w < windows; ++w) {
     const int cur = w & 1;
     const bool more = w + 1 < windows;
