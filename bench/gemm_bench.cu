@@ -2,7 +2,9 @@
 // Names: gemm/<variant>/<M>x<N>x<K>. TFLOP/s counts 2 M N K flops. Each step's counters also
 // record its kernel's registers, static and dynamic shared memory per block, threads per block,
 // blocks per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor) and grid size, read from the
-// plan its launcher uses at that shape.
+// plan its launcher uses at that shape. With SMEM_TUNE=1 (`./cookbook tune gemm`), step 12's kernel
+// with each candidate shape of step 13's table too (gemm_tune_candidates.cuh), named
+// tune_<BM>x<BN>x<BK>_<WM>x<WN>_<TM>x<TN>_<stages>.
 #include <benchmark/benchmark.h>
 #include <cublas_v2.h>
 
@@ -15,6 +17,7 @@
 #include "bench_util.hpp"
 #include "cublas_handle.hpp"
 #include "device_buffer.hpp"
+#include "gemm_tune_candidates.cuh"
 #include "random.hpp"
 
 namespace gm = smem::gemm;
@@ -102,6 +105,17 @@ const bool registered = [] {
       }, &v, is_slow(v));
     }
   }
+  if (smem::bench::tuning())
+    for (auto s : kShapes) {
+#define SMEM_TUNE_CASE(BM, BN, BK, WM, WN, TM, TN, S)                                                         \
+  register_one("tune_" #BM "x" #BN "x" #BK "_" #WM "x" #WN "_" #TM "x" #TN "_" #S, s,                        \
+               [=](const float* A, const float* B, float* C) {                                                \
+                 return gm::multistage_with<gm::MultistageShape<BM, BN, BK, WM, WN, TM, TN, S>>(              \
+                     s.M, s.N, s.K, 1.0f, A, s.K, B, s.N, 0.0f, C, s.N, nullptr);                             \
+               });
+      SMEM_TUNE_CANDIDATES(SMEM_TUNE_CASE)
+#undef SMEM_TUNE_CASE
+    }
   return true;
 }();
 

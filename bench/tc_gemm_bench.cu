@@ -9,7 +9,6 @@
 
 #include <tc_gemm/tc_gemm.cuh>
 
-#include <cstdlib>
 #include <string>
 
 #include "bench_util.hpp"
@@ -163,8 +162,8 @@ void register_one(const std::string& variant, Shape s, Launch launch, const tc::
   })->UseManualTime()->Iterations(iterations(s, slow))->Unit(benchmark::kMillisecond);
 }
 
-// With SMEM_TC_TUNE=1: step 6's kernel with every candidate shape of step 7's table, named
-// tune_<BM>x<BN>x<BK>_<WM>x<WN>_<S> (`./cookbook tune tc_gemm` picks the table's entries from them).
+// With SMEM_TUNE=1 (`./cookbook tune tc_gemm`): step 6's kernel with every candidate shape of step 7's
+// table, named tune_<BM>x<BN>x<BK>_<WM>x<WN>_<S>.
 template <int BM, int BN, int BK, int WM, int WN, int S>
 void register_shape_candidate(Shape s) {
   using T = tc::TcShape<BM, BN, BK, WM, WN, S>;
@@ -176,7 +175,7 @@ void register_shape_candidate(Shape s) {
 }
 
 #if defined(SMEM_TC_GEMM_SM90A)
-// With SMEM_TC_TUNE=1: step 13's kernel with other shapes (step 14's candidates), named
+// With SMEM_TUNE=1: step 13's kernel with other shapes (step 14's candidates), named
 // tune_hopper_<BN>_<stages>_<cluster_m>_<group_rows>[_direct] (_direct: D stored from registers).
 template <int BN, int S, int CM, int G, bool TmaEpilogue = true>
 void register_hopper_candidate(Shape s) {
@@ -186,7 +185,8 @@ void register_hopper_candidate(Shape s) {
   register_one(v, s, [=](const bf16* A, const bf16* B, bf16* D) {
     auto plan = [](int M, int N, int, const bf16* a, int lda, const bf16* b, int ldb, const bf16*, int, const bf16* d,
                    int ldd) { return tc::cluster_plan_with<T>(M, N, a, lda, b, ldb, d, ldd); };
-    return tc::launch_tma(+plan, T::kBM, T::kBK, s.M, s.N, s.K, 1.0f, A, s.K, B, s.N, 0.0f, D, s.N, D, s.N, nullptr);
+    return tc::launch_tma<T>(+plan, s.M, s.N, s.K, 1.0f, A, s.K, B, s.N, 0.0f, D, s.N, D, s.N, nullptr,
+                             tc::cluster_order);
   });
 }
 #endif
@@ -212,7 +212,7 @@ const bool registered = [] {
         return tc::run(v, s.M, s.N, s.K, 1.0f, A, s.K, B, s.N, 0.0f, D, s.N, D, s.N);
       }, &v);
   }
-  if (const char* t = std::getenv("SMEM_TC_TUNE"); t && *t == '1')
+  if (smem::bench::tuning())
     for (auto s : kShapes) {
       register_shape_candidate<128, 256, 64, 64, 64, 3>(s);  // step 6's shape
       register_shape_candidate<128, 256, 64, 64, 64, 4>(s);

@@ -1,30 +1,44 @@
-# SMEM_PYTHON: the Python interpreter that runs tools/*.py (CTest's report self-test, the docs).
-# The tools plot with matplotlib, so it is the first of Debian's /usr/bin/python3 and the
-# python3 programs on the PATH that imports matplotlib (./cookbook makes the same choice and
-# passes it in); with none, /usr/bin/python3 or the first python3 found, and the tools say what
-# is missing when they run.
-set(SMEM_PYTHON "" CACHE FILEPATH "Python interpreter for tools/*.py (one that imports matplotlib)")
-if(NOT SMEM_PYTHON)
-  set(candidates)
-  if(EXISTS /usr/bin/python3)
-    list(APPEND candidates /usr/bin/python3)
+# SMEM_PYTHON: the Python that runs tools/*.py (CTest's tool tests, the docs, every ./cookbook
+# command that calls a tool), chosen here and nowhere else: SMEM_PYTHON if set (-D, or the
+# environment), else the first of Debian's /usr/bin/python3 and the python3 programs on the PATH
+# that imports matplotlib (the tools plot with it), else the first of them (the tools then say what
+# is missing). Configuring includes this file; ./cookbook runs it as a script,
+# `cmake -P cmake/SmemPython.cmake`, which prints the choice (nothing when there is no python3).
+function(smem_choose_python out)
+  if(NOT "$ENV{SMEM_PYTHON}" STREQUAL "")
+    set(${out} "$ENV{SMEM_PYTHON}" PARENT_SCOPE)
+    return()
   endif()
-  find_program(smem_path_python3 NAMES python3 NO_CACHE)
-  if(smem_path_python3)
-    list(APPEND candidates ${smem_path_python3})
-  endif()
-  set(chosen)
+  set(candidates /usr/bin/python3)
+  string(REPLACE ":" ";" path "$ENV{PATH}")
+  foreach(dir IN LISTS path)
+    list(APPEND candidates ${dir}/python3)
+  endforeach()
+  set(first)
   foreach(py IN LISTS candidates)
-    execute_process(COMMAND ${py} -c "import matplotlib" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
-    if(rc EQUAL 0)
-      set(chosen ${py})
-      break()
+    if(EXISTS ${py} AND NOT IS_DIRECTORY ${py})
+      execute_process(COMMAND ${py} -c "import matplotlib" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+      if(rc EQUAL 0)
+        set(${out} ${py} PARENT_SCOPE)
+        return()
+      endif()
+      if(NOT first)
+        set(first ${py})
+      endif()
     endif()
   endforeach()
-  if(NOT chosen AND candidates)
-    list(GET candidates 0 chosen)
-    message(STATUS "No python3 here imports matplotlib: ${chosen} runs tools/*.py")
-  endif()
+  set(${out} "${first}" PARENT_SCOPE)
+endfunction()
+
+if(CMAKE_SCRIPT_MODE_FILE)
+  smem_choose_python(py)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E echo "${py}")
+  return()
+endif()
+
+set(SMEM_PYTHON "" CACHE FILEPATH "Python interpreter for tools/*.py (one that imports matplotlib)")
+if(NOT SMEM_PYTHON)
+  smem_choose_python(chosen)
   if(NOT chosen)
     message(FATAL_ERROR "python3 not found: install the Debian package python3 (./cookbook deps)")
   endif()

@@ -1,6 +1,6 @@
-// Prints the tables of docs/banks.md: the bank model (common/bank_model.hpp) evaluated on every
+// Prints the tables of docs/banks.md: the bank model (support/bank_model.hpp) evaluated on every
 // warp request of every step's kernel, from the access lists the bank-model tests use
-// (common/*_bank_access.hpp, written from the recipes' own index functions).
+// (support/*_bank_access.hpp, written from the recipes' own index functions).
 // tools/report.py --bank-tables <this program> puts the output between the page's markers, and
 // `--check` fails when the committed tables differ from what this program prints.
 // Host only: it calls no CUDA function and runs without a GPU.

@@ -1,5 +1,5 @@
 // SGEMM shared-memory banks (host suite): the bank model on every warp request of every kernel
-// (common/gemm_bank_access.hpp, written from the kernels' own maps; docs/bank_tables.cu prints
+// (support/gemm_bank_access.hpp, written from the kernels' own maps; docs/bank_tables.cu prints
 // the same requests): which accesses are conflict-free and which conflict, and the totals held
 // against Nsight Compute's counters (results/<gpu>/banks.json).
 #include <doctest/doctest.h>
@@ -68,7 +68,7 @@ std::optional<BankPrediction> multistage_by_name(const std::string& kernel, int 
   SMEM_SGEMM_TUNED_TABLE(SMEM_SGEMM_TUNED_CASE)
 #undef SMEM_SGEMM_TUNED_CASE
   // Every shape the tuner can write into the table: a measurement may predate the current table.
-#define SMEM_TUNE_CASE(I, BM, BN, BK, WM, WN, TM, TN, S) try_shape(gm::MultistageShape<BM, BN, BK, WM, WN, TM, TN, S>{});
+#define SMEM_TUNE_CASE(BM, BN, BK, WM, WN, TM, TN, S) try_shape(gm::MultistageShape<BM, BN, BK, WM, WN, TM, TN, S>{});
   SMEM_TUNE_CANDIDATES(SMEM_TUNE_CASE)
 #undef SMEM_TUNE_CASE
   return out;

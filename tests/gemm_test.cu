@@ -512,9 +512,10 @@ TEST_SUITE("gpu") {
     }
   }
 
-  TEST_CASE("step 12's kernel with each of step 13's heuristic shapes: 3 and 4 stages, K-tiles of 16 and 32") {
-    // Which shape step 13 picks depends on the GPU and the size; these run each one, on a shape
-    // with interior and edge blocks, a partial last K-tile and a ring that wraps, and on one
+  TEST_CASE("step 12's kernel with each of step 13's heuristic and table shapes: 3 or 4 stages, K-tiles of 16, 32") {
+    // Which shape step 13 picks depends on the GPU and the size; these run each one, the table's
+    // entries of every GPU included (./cookbook tune gemm runs this on the entries it wrote), on a
+    // shape with interior and edge blocks, a partial last K-tile and a ring that wraps, and on one
     // whose K is a whole number of K-tiles (the compile-time interior loop), scalar B and C.
     const std::pair<Shape, Scalars> runs[] = {{{130, 260, 200, round4}, {0.5f, 2.0f}},
                                               {{129, 257, 64, plus_one}, {1.0f, 0.0f}}};
@@ -522,7 +523,13 @@ TEST_SUITE("gpu") {
                                    cudaStream_t);
     const std::pair<const char*, Launch> shapes[] = {{"HeuristicLarge", gm::multistage_with<gm::HeuristicLarge>},
                                                      {"HeuristicMedium", gm::multistage_with<gm::HeuristicMedium>},
-                                                     {"HeuristicSmall", gm::multistage_with<gm::HeuristicSmall>}};
+                                                     {"HeuristicSmall", gm::multistage_with<gm::HeuristicSmall>},
+#define SMEM_SGEMM_TUNED_CASE(CC, SMS, SMEM, REGS, MAX_MN, BM, BN, BK, WM, WN, TM, TN, S) \
+  {"table " #BM "x" #BN "x" #BK "/" #WM "x" #WN "/" #TM "x" #TN "/" #S,                 \
+   gm::multistage_with<gm::MultistageShape<BM, BN, BK, WM, WN, TM, TN, S>>},
+                                                     SMEM_SGEMM_TUNED_TABLE(SMEM_SGEMM_TUNED_CASE)
+#undef SMEM_SGEMM_TUNED_CASE
+    };
     for (const auto& run : runs) {
       const Shape s = run.first;
       CAPTURE(s.K);

@@ -1,6 +1,6 @@
 // Reduction: every variant x type x n, sum and max, against a compensated float64 CPU reference
 // and cub::DeviceReduce; NaN and infinities (NaN propagates); determinism; n = 2^31 + 3; the bank
-// model on every warp request of the kernels (common/reduction_bank_access.hpp, from the kernels'
+// model on every warp request of the kernels (support/reduction_bank_access.hpp, from the kernels'
 // own index functions; docs/bank_tables.cu prints the same requests), held against Nsight
 // Compute's counters; the accepted sizes on the host (size queries at LLONG_MAX and at each step's
 // limit), and every variant beyond 2^32 elements, exactly, in the large suite. (Bad arguments:
@@ -405,7 +405,7 @@ namespace ra = smem::test::reduction_access;
 using smem::test::Request;
 
 // The bank model's prediction for each kernel of one block (the profiled launch's blocks are all
-// full), from every warp request of common/reduction_bank_access.hpp. T is float: the profiled
+// full), from every warp request of support/reduction_bank_access.hpp. T is float: the profiled
 // type.
 std::optional<smem::test::BankPrediction> reduction_bank_prediction(const std::string& variant) {
   using smem::test::predict;
@@ -525,7 +525,7 @@ TEST_SUITE("host") {
     CHECK(rd::Sum::identity<long long>() == 0);
   }
 
-  // The bank model on every warp request of the trees (common/reduction_bank_access.hpp, from the
+  // The bank model on every warp request of the trees (support/reduction_bank_access.hpp, from the
   // kernels' own index functions): a thread takes part in a round when its index is inside the
   // 256-value block (step 2) or tid < stride (steps 3-6).
   TEST_CASE("bank model: the strided index 2*s*tid conflicts, sequential addressing does not") {

@@ -4,7 +4,7 @@
 // non-commutative operator (composition of affine maps); in place; inputs and outputs off a
 // 16-byte boundary; NaN and infinities, in sums and in Max (bit for bit with the sequential scan);
 // determinism of steps 1 to 5; n = 2^31 + 3 in place; the host-side layouts and the size limits;
-// the bank model on every warp request of the kernels (common/scan_bank_access.hpp, from the
+// the bank model on every warp request of the kernels (support/scan_bank_access.hpp, from the
 // kernels' own index maps), held against Nsight Compute's counters once results/*/banks.json has
 // scan kernels. The "large" suite: every step at n = 2^32 + 2^20 + 7, every prefix checked.
 // (Bad arguments: bad_input_test.cu; graph capture: graph_test.cu.)

@@ -3,7 +3,7 @@
 // are not tile multiples, 1 x N and N x 1 images, radii larger than the image, every radius from
 // 1 to 8, pointers off a 16-byte boundary (the scalar paths), NaN and infinities; the step lists;
 // the steps' shared-memory maps; the bank model on every warp request of the kernels
-// (common/stencil_bank_access.hpp, from the kernels' own maps), held against Nsight Compute's
+// (support/stencil_bank_access.hpp, from the kernels' own maps), held against Nsight Compute's
 // counters once results/*/banks.json has stencil kernels; every step's plan and refusals at sizes up
 // to INT_MAX (host), and in the "large" suite every step on images and grids of 2^31 - 1 points and
 // more, checked exactly on the GPU with the output's guards. (Bad arguments: bad_input_test.cu;

@@ -505,7 +505,7 @@ TEST_SUITE("host") {
   namespace tca = smem::test::tc_gemm_access;
   using smem::test::Access;
 
-  // The kernels' requests (common/tc_gemm_bank_access.hpp), each checked on its own.
+  // The kernels' requests (support/tc_gemm_bank_access.hpp), each checked on its own.
   template <class Walk>
   bool all_conflict_free(Walk&& walk) {
     bool ok = true;

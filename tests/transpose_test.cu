@@ -1,5 +1,5 @@
 // Transpose: every variant on odd shapes, float and double, bit-exact, NaN-poisoned output; the
-// bank model on every warp request of the kernels (common/transpose_bank_access.hpp, from the
+// bank model on every warp request of the kernels (support/transpose_bank_access.hpp, from the
 // kernels' own index functions; docs/bank_tables.cu prints the same requests), held against
 // Nsight Compute's counters; the accepted sizes (tile counts at INT_MAX, the grid's limit) on the
 // host, and every variant at INT_MAX rows or columns and beyond 2^31 elements in the large suite.
@@ -185,7 +185,7 @@ void check_ways(Walk&& walk, int ways) {
 }  // namespace
 
 TEST_SUITE("host") {
-  // The bank model on every warp request of the kernels (common/transpose_bank_access.hpp, from
+  // The bank model on every warp request of the kernels (support/transpose_bank_access.hpp, from
   // the layouts' own offset functions).
   TEST_CASE_TEMPLATE("32x32 tile: column read 32-way; 32x33 and swizzled conflict-free", T, float, double) {
     // A column of the unpadded tile sits in one bank (one pair of banks for double): every lane

@@ -2,16 +2,12 @@
 hash salt, no date, text as text) so that `report.py --check` can compare them. Each series of a plot
 has a colour and a marker of its own; the reference is black."""
 import io
-import os
-import sys
 
 try:
     import matplotlib
-except ImportError:  # e.g. a pyenv or venv python: the Debian package lives in the system one
-    if os.path.exists("/usr/bin/python3") and not os.environ.get("SMEM_REEXEC"):
-        os.environ["SMEM_REEXEC"] = "1"
-        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
-    raise SystemExit("tools: needs matplotlib (Debian: apt-get install python3-matplotlib)")
+except ImportError:
+    raise SystemExit("tools: needs matplotlib: run them with the Python that `cmake -P cmake/SmemPython.cmake` "
+                     "prints, as ./cookbook does (Debian: apt-get install python3-matplotlib)") from None
 matplotlib.use("svg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402

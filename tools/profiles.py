@@ -1,51 +1,53 @@
-"""Regions made from the text files that GPU runs leave in results/<gpu>/: Nsight Compute
-figures, tuner logs, the bad-input matrix and the sanitizer summary. The files stay unedited;
-a page shows the figures it discusses through these regions, never typed by hand.
+"""Regions made from the files that GPU runs leave in results/<gpu>/: Nsight Compute figures, tuner
+logs, the bad-input matrix, the sanitizer summary, the bank counters (and the bank model's tables).
+The files stay unedited; a page shows the figures it discusses through these regions, never typed.
 
-PROFILES: name -> ("metrics", file, anchor, columns, keys): a table with one row per key (a
-metric's name as the file prints it) and per GPU whose results hold the file, one column per
-(title, prefix, n): the last field of the n-th line, after the anchor text, that starts with
-prefix + key. Or name -> ("lines", file, first, last): the lines from the first that starts with
-`first` to the last that starts with `last`, verbatim."""
+PROFILES: name -> (file, columns, keys): a table with one row per key (a metric's name as the file
+prints it) and per GPU whose results hold the file, one column per (title, prefix, n): the last
+field of the n-th line that starts with prefix + key. Or name -> (file, first, last): the lines
+from the first that starts with `first` to the last that starts with `last`, verbatim."""
 import glob
+import json
 import os
+import subprocess
+
+from tables import fmt, table
 
 SHARED = [f"l1tex__data_{k}_mem_shared_op_{op}.sum" for op in ("ld", "st")
           for k in ("pipe_lsu_wavefronts", "bank_conflicts_pipe_lsu")] + \
          [f"smsp__inst_executed_op_shared_{op}.sum" for op in ("ld", "st")]
 ONE = [("value", "", 0)]
 PROFILES = {
-    "gemm-autotuned": ("metrics", "gemm_ncu_autotuned_4096.txt", "", ONE, [
+    "gemm-autotuned": ("gemm_ncu_autotuned_4096.txt", ONE, [
         "Duration", "Registers Per Thread", "Dynamic Shared Memory Per Block", "Block Limit Registers",
         "Block Limit Shared Mem", "Achieved Occupancy", "Grid Size", "Waves Per SM", "Issue Slots Busy",
         "Eligible Warps Per Scheduler", "No Eligible", "L1/TEX Cache Throughput", "DRAM Throughput", "L2 Hit Rate"]),
-    "gemm-stalls": ("metrics", "gemm_ncu_stalls_4096.txt", "", ONE, [
+    "gemm-stalls": ("gemm_ncu_stalls_4096.txt", ONE, [
         f"smsp__average_warps_issue_stalled_{k}_per_issue_active.ratio" for k in (
             "not_selected", "selected", "short_scoreboard", "dispatch_stall", "barrier", "long_scoreboard",
             "wait", "mio_throttle", "no_instruction", "math_pipe_throttle")]),
-    "gemm-padding": ("metrics", "gemm_ncu.txt", "", [(v, v + " ", 0) for v in ("tiled_32", "tiled_32_padded")],
+    "gemm-padding": ("gemm_ncu.txt", [(v, v + " ", 0) for v in ("tiled_32", "tiled_32_padded")],
                      ["gpu__time_duration.sum", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"]
                      + SHARED),
-    "gemm-conflict-free": ("metrics", "gemm_ncu_steps10_13.txt", "## 1.",
-                           [("vectorized", "", 0), ("conflict_free", "", 1)], SHARED),
-    "reduction-ncu": ("metrics", "reduction_ncu.txt", "", [("single_pass", "", 0), ("CUB", "", 2)], [
+    "gemm-conflict-free": ("gemm_ncu.txt", [(v, v + " ", 0) for v in ("vectorized", "conflict_free")], SHARED),
+    "reduction-ncu": ("reduction_ncu.txt", [("single_pass", "", 0), ("CUB", "", 2)], [
         "gpu__time_duration.sum", "launch__grid_size", "launch__block_size",
         "dram__throughput.avg.pct_of_peak_sustained_elapsed", "sm__warps_active.avg.pct_of_peak_sustained_active",
         "smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct"]),
-    "histogram-ncu": ("metrics", "histogram_ncu.txt", "", [
+    "histogram-ncu": ("histogram_ncu.txt", [
         ("step 5, uniform", "", 0), ("CUB, uniform", "", 1), ("step 5, skewed", "", 2), ("CUB, skewed", "", 3)], [
         "gpu__time_duration.sum", "dram__throughput.avg.pct_of_peak_sustained_elapsed", "launch__block_size",
         "sm__warps_active.avg.pct_of_peak_sustained_active", "smsp__inst_executed.sum",
         "smsp__inst_executed_op_shared_atom.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"]),
-    "scan-ncu": ("metrics", "scan_ncu.txt", "", [("step 6", "", 0), ("CUB", "", 1)], [
+    "scan-ncu": ("scan_ncu.txt", [("step 6", "", 0), ("CUB", "", 1)], [
         "gpu__time_duration.sum", "dram__throughput.avg.pct_of_peak_sustained_elapsed", "launch__grid_size",
         "launch__block_size", "sm__warps_active.avg.pct_of_peak_sustained_active", "smsp__inst_executed.sum",
         "smsp__inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_shared_st.sum"]),
-    "reduction-tune": ("lines", "reduction_tune.txt", "tune_", "picked"),
-    "gemm-tune": ("lines", "gemm_tune.log", "TFLOP/s", "  n =  8192"),
-    "stencil-st7-tiles": ("lines", "stencil_st7_tiles.txt", "[8:32]", "["),
-    "stencil-st7-walks": ("lines", "stencil_st7_walks.txt", "[walk 1]", "["),
-    "scan-tiles": ("lines", "scan_tiles.txt", "[128:10]", "["),
+    "reduction-tune": ("reduction_tune.txt", "tune_", "picked"),
+    "gemm-tune": ("gemm_tune.log", "TFLOP/s", "  "),
+    "stencil-st7-tiles": ("stencil_st7_tiles.txt", "[8:32]", "["),
+    "stencil-st7-walks": ("stencil_st7_walks.txt", "[walk 1]", "["),
+    "scan-tiles": ("scan_tiles.txt", "[128:10]", "["),
 }
 
 
@@ -57,6 +59,10 @@ def where(p):
     return f"`results/{os.path.basename(os.path.dirname(p))}/{os.path.basename(p)}`"
 
 
+def source(p, label):
+    return f"From {where(p)} ({label(p)}):"
+
+
 def value(text, key, n):
     found = [line.split()[-1] for line in text.splitlines() if line.strip().startswith(key + " ")]
     return found[n] if len(found) > n else "-"
@@ -64,20 +70,18 @@ def value(text, key, n):
 
 def profile(results, name, label):
     spec = PROFILES[name]
-    paths = files(results, spec[1])
+    paths = files(results, spec[0])
     if not paths:
-        return f"Not measured yet: this region shows `results/<gpu>/{spec[1]}` once a GPU run has written it."
+        return f"Not measured yet: this region shows `results/<gpu>/{spec[0]}` once a GPU run has written it."
     texts = [open(p).read() for p in paths]
-    if spec[0] == "lines":
+    if isinstance(spec[1], str):
         out = []
-        for p, t in zip(paths, texts):
-            lines = t.splitlines()
-            i = next(i for i, l in enumerate(lines) if l.startswith(spec[2]))
-            j = max(j for j, l in enumerate(lines) if l.startswith(spec[3]))
-            out += [f"From {where(p)} ({label(p)}):", "", "\n".join("    " + l for l in lines[i:j + 1]), ""]
+        for p, lines in zip(paths, (t.splitlines() for t in texts)):
+            i = next(i for i, l in enumerate(lines) if l.startswith(spec[1]))
+            j = max(j for j, l in enumerate(lines) if l.startswith(spec[2]))
+            out += [source(p, label), "", "\n".join("    " + l for l in lines[i:j + 1]), ""]
         return "\n".join(out)
-    _, _, anchor, columns, keys = spec
-    texts = [t[t.find(anchor):] for t in texts]
+    _, columns, keys = spec
     head = [(label(p) + ", " if len(paths) > 1 else "") + (t if len(columns) > 1 else label(p))
             for p in paths for t, _, _ in columns]
     rows = [f"| `{k}` | " + " | ".join(value(t, pre + k, n) for t in texts for _, pre, n in columns) + " |"
@@ -95,17 +99,15 @@ def bad_inputs(results, label):
         return "Not run yet: the matrix appears once a GPU run has written `results/<gpu>/bad_inputs.md`."
     out = []
     for p in paths:
-        out += [f"From {where(p)} ({label(p)}):", ""]
+        out += [source(p, label), ""]
         for line in open(p).read().splitlines():
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             if cells[0] == "case":
                 variants = cells[1:]
                 out += ["| cases | outcome |", "| --- | --- |"]
             elif line.startswith("|") and not set(cells[0]) <= set("-: "):
-                groups = {}
-                for v, c in zip(variants, cells[1:]):
-                    groups.setdefault(c, []).append(v)
-                ordered = sorted(groups.items(), key=lambda g: -len(g[1]))
+                ordered = sorted({c: [v for v, x in zip(variants, cells[1:]) if x == c] for c in cells[1:]}.items(),
+                                 key=lambda g: -len(g[1]))
                 outcome = "; ".join(f"**{c}**: " + (f"{'all' if len(ordered) == 1 else 'the other'} {len(vs)} variants"
                                                      if i == 0 and len(vs) > 3 else ", ".join(vs))
                                     for i, (c, vs) in enumerate(ordered))
@@ -120,7 +122,39 @@ def bad_inputs(results, label):
 
 
 def text_files(results, name, label):
-    paths = files(results, name)
-    return "\n".join(f"From {where(p)} ({label(p)}):\n\n"
-                     f"{open(p).read().strip()}\n" for p in paths) or (
+    return "\n".join(f"{source(p, label)}\n\n{open(p).read().strip()}\n" for p in files(results, name)) or (
         f"Not run yet: the summary appears once a GPU run has written `results/<gpu>/{name}`.")
+
+
+def model_tables(exe, words=()):
+    """What the bank_tables program prints (markdown: paragraphs, each followed by its table), as it
+    is; with words, only the paragraphs that name one of them (or, for `-word`, none of those)."""
+    blocks = []
+    for chunk in subprocess.run([exe], check=True, capture_output=True, text=True).stdout.strip().split("\n\n"):
+        blocks.append([chunk]) if not chunk.startswith("|") or not blocks else blocks[-1].append(chunk)
+    keep = [w for w in words if w[0] != "-"]
+    return "\n\n".join("\n\n".join(b) for b in blocks if (not keep or any(w in b[0] for w in keep))
+                       and not any(w[1:] in b[0] for w in words if w[0] == "-")) + "\n"
+
+
+def measured(results, families=()):
+    """Per GPU: wavefronts per shared load and store instruction (SASS-level counters), the
+    cp.async wavefronts, and the L1 pipeline's ratios, for every kernel that touches shared memory;
+    only the given families' kernels when some are given."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(results, "*", "banks.json"))):
+        data = json.load(open(path))
+        rows = [[f"`{k['benchmark'].split('/', 1)[-1]}`", fmt(k.get("sass_ld_wavefronts_per_instruction")),
+                 fmt(k.get("sass_st_wavefronts_per_instruction")), f"{k.get('sass_ldgsts_wavefronts', 0):.0f}",
+                 fmt(k.get("ld_wavefronts_per_instruction")), fmt(k.get("st_wavefronts_per_instruction"))]
+                for k in data.get("kernels", []) if (k.get("ld_instructions") or k.get("st_instructions"))
+                and (not families or k.get("family") in families)]
+        if rows:
+            out += [f"{data.get('gpu_name', '?')} (`results/{os.path.basename(os.path.dirname(path))}/banks.json`): "
+                    "wavefronts per shared load and store instruction from the SASS-level counters and from the L1 "
+                    "counters, and the total wavefronts of the `cp.async` copies.", "",
+                    table(["benchmark", "loads, SASS", "stores, SASS", "`cp.async`", "loads, L1", "stores, L1"],
+                          rows, 1), ""]
+    return "\n".join(out) or ("Not measured yet: once `probes/banks.py` has written "
+                              "`results/<gpu>/banks.json` on a GPU, this table shows Nsight Compute's "
+                              "shared-memory wavefronts per instruction for every kernel.")

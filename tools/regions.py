@@ -5,8 +5,7 @@ import glob
 import os
 import re
 
-BEGIN = "<!-- BEGIN GENERATED: {} -->"
-END = "<!-- END GENERATED -->"
+REGION = re.compile(r"(<!-- BEGIN GENERATED: (.+?) -->)(.*?)(<!-- END GENERATED -->)", re.S)
 
 
 def pages(root):
@@ -27,30 +26,14 @@ def families(root):
                   if os.path.exists(os.path.join(root, "recipes", f, "README.md")))
 
 
-def keys(text):
-    return re.findall(r"<!-- BEGIN GENERATED: (.+?) -->", text)
-
-
-def replace(text, key, content):
-    b = BEGIN.format(key)
-    i = text.index(b) + len(b)
-    j = text.find(END, i)
-    if j < 0:
-        raise SystemExit(f"report: '{b}' without '{END}'")
-    return text[:i] + "\n" + content.rstrip("\n") + "\n" + text[j:]
-
-
 def fill(root, generate):
     """{path: new text} for every page with regions; generate(key, path) gives a region's content,
     or None to leave it as it is."""
     out = {}
-    for path in pages(root):
-        if not os.path.exists(path):
-            continue
-        text = new = open(path).read()
-        for key in keys(text):
-            content = generate(key, path)
-            if content is not None:
-                new = replace(new, key, content)
-        out[path] = new
+    for path in filter(os.path.exists, pages(root)):
+        text = open(path).read()
+        if text.count("<!-- BEGIN GENERATED:") != len(REGION.findall(text)):
+            raise SystemExit(f"report: {path}: a region without its '<!-- END GENERATED -->'")
+        out[path] = REGION.sub(lambda m: m[0] if (c := generate(m[2], path)) is None
+                               else f"{m[1]}\n{c.rstrip(chr(10))}\n{m[4]}", text)
     return out

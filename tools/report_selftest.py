@@ -1,13 +1,11 @@
 #!/usr/bin/env python3
-"""Self-test of tools/report.py on a synthetic repository built in a temporary folder (no GPU;
-nothing of the real repository is read or written).
-
-The fixture: a family `fam` whose step headers include each other, a page with regions of most
-kinds, results of two GPUs with made-up times (so every ratio is known), a JSON without ladder
-metadata, a bad-input matrix and a profiler output. Checked: the per-GPU ladder tables and the
-README's per-GPU ratio columns, the files-to-copy closure, the folded bad-input matrix, a profile
-figure, a colour and a marker of its own for every series of a plot, the same bytes on a second
-run, and `--check` failing after a hand edit between the markers or a removed plot."""
+"""Self-test of tools/report.py on a synthetic repository in a temporary folder (no GPU; nothing of
+the real repository is read or written): a family `fam` with copy sets, a page with regions of most
+kinds, two GPUs' results with made-up times (so every ratio is known), a JSON without ladder
+metadata, a bad-input matrix and a profiler output. Checked: the ladder tables and the README's
+ratio columns, the files-to-copy table, the folded bad-input matrix, a profile figure, a colour and
+a marker of its own for every series of a plot, the same bytes on a second run, and `--check`
+failing after a hand edit between the markers or a removed plot."""
 import json
 import os
 import re
@@ -18,7 +16,7 @@ import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import plots  # noqa: E402  (re-runs this test with a python that has matplotlib, or exits)
+import plots  # noqa: E402  (exits without matplotlib)
 import profiles  # noqa: E402
 
 STEPS = [dict(name="ref", step=None, header=None, summary="The vendor kernel.", kind="baseline"),
@@ -27,9 +25,11 @@ STEPS = [dict(name="ref", step=None, header=None, summary="The vendor kernel.", 
          dict(name="b2", step=2, header="fam_02_b.cuh", summary="Step b, other tile.", kind="step")]
 REGION = "<!-- BEGIN GENERATED: {} -->\n<!-- END GENERATED -->\n"
 FILES = {
-    "recipes/fam/fam_common.cuh": "#pragma once\n#include <cuda_runtime.h>\n",
-    "recipes/fam/fam_01_a.cuh": '#pragma once\n#include "fam_common.cuh"\n',
-    "recipes/fam/fam_02_b.cuh": '#pragma once\n#include "fam_01_a.cuh"\n#include "../elsewhere.cuh"\n',
+    "copy_sets.json": json.dumps({"fam": [
+        dict(step=1, names=["a"], files=[["fam_01_a.cuh", 2], ["fam_common.cuh", 2]], total=4, limit=600,
+             earlier_own=0),
+        dict(step=2, names=["b", "b2"], files=[["fam_02_b.cuh", 700], ["fam_01_a.cuh", 2], ["fam_common.cuh", 2]],
+             total=704, limit=602, earlier_own=2)]}),
     "recipes/fam/README.md": "# Fam {#fam_page}\n\n" + "".join(REGION.format(k) for k in (
         "files fam", "results fam", "best fam", "occupancy", "bad-inputs", "profile gemm-stalls")),
     "README.md": REGION.format("recipes readme"),
@@ -40,7 +40,7 @@ FILES = {
                                    "| n < 0 | invalid | invalid | invalid | invalid | invalid |\n"
                                    "| null | invalid | invalid | invalid | invalid | invalid |\n"
                                    "| K huge | handled | invalid | handled | handled | handled |\n",
-    "results/gpu-a/" + profiles.PROFILES["gemm-stalls"][1]:
+    "results/gpu-a/" + profiles.PROFILES["gemm-stalls"][0]:
         "  smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio   inst   0.18\n",
 }
 
@@ -77,9 +77,7 @@ def series_styles(svg):
 
 def main():
     problems = []
-
-    def expect(ok, what):
-        problems.extend([] if ok else [what])
+    expect = lambda ok, what: problems.extend([] if ok else [what])  # noqa: E731
 
     with tempfile.TemporaryDirectory(prefix="smem-report-") as root:
         files = dict(FILES, **{"results/gpu-a/fam.json": bench_json("GPU A", 1.0),
@@ -87,12 +85,13 @@ def main():
         for rel, text in files.items():
             os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
             open(os.path.join(root, rel), "w").write(text)
-        run = [sys.executable, os.path.join(HERE, "report.py"), "--root", root]
+        run = [sys.executable, os.path.join(HERE, "report.py"), "--root", root,
+               "--copy-sets", os.path.join(root, "copy_sets.json")]
         first = subprocess.run(run, capture_output=True, text=True)
         expect(first.returncode == 0 and "old.json has no smem_steps" in first.stderr, f"first run: {first.stderr}")
         want = {"recipes/fam/README.md": [
-            "| 01 | `a` | `fam_01_a.cuh`, `fam_common.cuh` |",
-            "| 02 | `b`, `b2` | `fam_02_b.cuh`, `fam_01_a.cuh`, `fam_common.cuh` |",
+            "| 01 | `a` | `fam_01_a.cuh` (2), `fam_common.cuh` (2) | 4 | 600 |",
+            "| 02 | `b`, `b2` | `fam_02_b.cuh` (700), `fam_01_a.cuh` (2), `fam_common.cuh` (2) | **704** | 600 + 2 |",
             "| GPU A | 1024 | 100 | 01 `a` | 50 | 0.50 | 1000 | 5.00 |",
             "| n < 0; null | **invalid**: all 5 variants |",
             "| K huge | **handled**: the other 4 variants; **invalid**: `b` |",
@@ -121,14 +120,14 @@ def main():
             expect(len(colours) == len(markers) == n, f"{name}: {len(colours)} colours, {len(markers)} markers")
         again = subprocess.run(run, capture_output=True, text=True)
         expect("wrote" not in again.stdout, f"a second run rewrote files: {again.stdout}")
-        expect(subprocess.run(run + ["--check"], capture_output=True).returncode == 0, "--check fails after a report")
+        stale = lambda: subprocess.run(run + ["--check"], capture_output=True).returncode  # noqa: E731
+        expect(stale() == 0, "--check fails after a report")
         readme = open(os.path.join(root, "README.md")).read()
         open(os.path.join(root, "README.md"), "w").write(readme.replace("0.50", "0.51", 1))
-        expect(subprocess.run(run + ["--check"], capture_output=True).returncode == 1, "--check passes a hand edit")
+        expect(stale() == 1, "--check passes a hand edit")
         subprocess.run(run, capture_output=True)
         os.remove(os.path.join(imgs, "fam_ladder.svg"))
-        expect(subprocess.run(run + ["--check"], capture_output=True).returncode == 1,
-               "--check passes a missing plot")
+        expect(stale() == 1, "--check passes a missing plot")
     for p in problems:
         print(f"report_selftest: {p}", file=sys.stderr)
     print(f"report_selftest: {len(problems)} problems")

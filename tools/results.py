@@ -1,12 +1,16 @@
 """Loads results/<gpu>/<family>.json: Google Benchmark JSON (names <family>/<variant>/<shape>, median
 aggregates, real_time the event-timed kernel time) whose context names the GPU, the family
 (smem_family), the variant ratios divide by (smem_reference) and the ladder (smem_steps: a JSON array
-of {name, step, header, summary, kind: "step" | "baseline"}). Ratio: reference time / variant time."""
+of {name, step, header, summary, kind: "step" | "baseline"}). Ratio: reference time / variant time.
+WRITES: what each ./cookbook command writes into results/<gpu>/; unexplained(): any other file there."""
+import fnmatch
 import glob
 import json
 import os
 import re
 import sys
+
+import regions
 
 RATES = ("TFLOP/s", "GB/s")
 # The shape each ladder is shown at; others: the largest of the first element type with the most variants.
@@ -15,6 +19,30 @@ RATES = ("TFLOP/s", "GB/s")
 HEADLINE = {"gemm": "4096x4096x4096", "reduction": "float/268435456", "transpose": "float/8192x8192",
             "scan": "inclusive/float/268435456", "histogram": "uint8/256/uniform/1073741824",
             "stencil": ("conv2d_5x5/float/8192x8192", "7point/float/512x512x512")}
+
+
+# What each ./cookbook command writes into results/<gpu>/, the same names on every GPU: {family} is each
+# bench/<family>_bench.cu, {probe} each probes/<probe>.sh or .py (which writes <probe>.<its extension>).
+WRITES = {
+    "bench": ["{family}.json"],
+    "test": ["bad_inputs.md"],
+    "sanitize": ["sanitize.txt"],
+    "tune": ["gemm_tune.*", "tc_gemm_tune.*", "tc_gemm_tune_hopper.*"],  # per table of tools/tune.py: json, log, csv
+    "probe": ["{probe}.*"],
+}
+
+
+def unexplained(root):
+    """The files under results/<gpu>/ that no command writes (WRITES) and no generated region of a page
+    names as results/<gpu>/<file>."""
+    stem = lambda p: os.path.basename(p).split(".")[0]  # noqa: E731
+    names = {w.format(family=stem(f)[:-len("_bench")], probe=stem(p)) for ws in WRITES.values() for w in ws
+             for f in glob.glob(os.path.join(root, "bench", "*_bench.cu"))
+             for p in glob.glob(os.path.join(root, "probes", "*.sh")) + glob.glob(os.path.join(root, "probes", "*.py"))}
+    cited = "".join(m for page in regions.pages(root) if os.path.exists(page) for m in re.findall(
+        r"<!-- BEGIN GENERATED: .+? -->(.*?)<!-- END GENERATED -->", open(page).read(), re.S))
+    files = sorted(os.path.relpath(p, root) for p in glob.glob(os.path.join(root, "results", "*", "*")))
+    return [f for f in files if not any(fnmatch.fnmatch(os.path.basename(f), n) for n in names) and f not in cited]
 
 
 def shape_size(shape):

@@ -7,7 +7,11 @@
 2. Render (headless Chromium): the DOM that the main page and each recipe page produce with
    scripts on. The main page's recipe table has one row per step measured in results/, and the
    Recipes page (the sidebar's Recipes node) links every recipe page; each recipe page shows its files-to-copy table and, per
-   GPU measured, its results table (every variant measured at the headline shape) and its plots."""
+   GPU measured, its results table (every variant measured at the headline shape) and its plots.
+3. Length: no page (docs/*.md, recipes/*/*.md) has more than MAX_WORDS words, counted in its markdown as
+   `wc -w` counts them (whitespace-separated, generated regions included).
+4. Results: every file under results/ is one that a ./cookbook command writes or that a generated region
+   cites (results.unexplained)."""
 import argparse
 import glob
 import html
@@ -40,6 +44,16 @@ def tables(text):
     return [[[cell(c) for c in re.findall(r"<t[dh]\b[^>]*>(.*?)</t[dh]>", row, re.S)]
              for row in re.findall(r"<tr\b.*?</tr>", t, re.S)]
             for t in re.findall(r"<table\b.*?</table>", text, re.S)]
+
+
+MAX_WORDS = 3500
+
+
+def long_pages(root):
+    pages = sorted(glob.glob(os.path.join(root, "docs", "*.md")) +
+                   glob.glob(os.path.join(root, "recipes", "*", "*.md")))
+    return [f"{os.path.relpath(p, root)}: {n} words, over {MAX_WORDS}: move investigations to a deep-dive page"
+            for p in pages if (n := len(read(p).split())) > MAX_WORDS]
 
 
 def check_links(html_dir):
@@ -96,7 +110,7 @@ def check_render(browser, html_dir, root, res):
             problems.append(f"recipes_page.html: the rendered page does not link {page_file}")
         page = render(browser, os.path.join(html_dir, page_file))
         ts = tables(page)
-        if not any(t and t[0] == ["step", "variants", "files to copy"] for t in ts):
+        if not any(t and t[0][:3] == ["step", "variants", "files to copy"] for t in ts):
             problems.append(f"{page_file}: no files-to-copy table")
         ladders = [t for t in ts if t and len(t[0]) > 1 and t[0][0] == "step" and t[0][1].endswith("(headline)")]
         if len(ladders) != len(runs):
@@ -123,6 +137,9 @@ def main():
     a = ap.parse_args()
     problems, n = check_links(a.html_dir)
     print(f"site_check: {n} pages, {len(problems)} broken internal links")
+    problems += long_pages(a.root)
+    problems += [f"{f}: no ./cookbook command writes it (tools/results.py) and no generated region cites it"
+                 for f in results.unexplained(a.root)]
     browser = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
     if not a.no_render and not browser:
         problems.append("chromium not found: run ./cookbook deps docs")

@@ -1,8 +1,10 @@
 """Markdown tables from the benchmark results (tools/results.py): the family pages' results, the
-recipe table of README.md and the main page, and the tables of the concept pages."""
+recipe table of README.md and the main page, and the tables of the concept pages. Run as
+`tools/tables.py results/<gpu>/<family>.json ...` (./cookbook bench does), it prints each file's table."""
 import re
+import sys
 
-from results import gpus, rate, shape_kind, shape_size
+from results import Run, gpus, rate, shape_kind, shape_size
 
 NONE = "Not measured yet: `./cookbook bench` on a GPU, then `./cookbook report`, fill this table."
 
@@ -50,16 +52,21 @@ def family_results(family, runs, pics):
            f"\\image html {image_name(family, 'ladder')} \"{family}: each step as a ratio to {ref} at its "
            f"headline shape, on every GPU measured\""]
     for r in runs:
-        shapes = [r.headline()] + [s for s in r.sorted_shapes() if s != r.headline()]
-        variants = r.order({v for vs in r.shapes.values() for v in vs} | {s["name"] for s in r.steps})
-        rows = [[r.cell(v)] + [f"{fmt_rate(rate(r.shapes[s][v])[1])} ({fmt(r.ratio(v, s))})"
-                               if rate(r.shapes[s].get(v)) else "-" for s in shapes] for v in variants]
         out += ["", f"### {r.label}", "", f"{r.provenance()} (`results/{r.gpu}/{family}.json`); {r.unit()}:", "",
-                table(["step"] + [short(s) + " (headline)" * (s == r.headline()) for s in shapes], rows, 1)]
+                run_table(r)]
         if image_name(family, "sizes", r.gpu) in pics:
             out += ["", f"\\image html {image_name(family, 'sizes', r.gpu)} \"{family}: {r.unit()} versus size "
                         f"on {r.label}\""]
     return "\n".join(out)
+
+
+def run_table(r):
+    """Every variant of a run at every shape, the headline first: its rate and its ratio."""
+    shapes = [r.headline()] + [s for s in r.sorted_shapes() if s != r.headline()]
+    variants = r.order({v for vs in r.shapes.values() for v in vs} | {s["name"] for s in r.steps})
+    rows = [[r.cell(v)] + [f"{fmt_rate(rate(r.shapes[s][v])[1])} ({fmt(r.ratio(v, s))})"
+                           if rate(r.shapes[s].get(v)) else "-" for s in shapes] for v in variants]
+    return table(["step"] + [short(s) + " (headline)" * (s == r.headline()) for s in shapes], rows, 1)
 
 
 def recipe_table(fams, link):
@@ -98,21 +105,19 @@ OCC = [("blocks/SM", ["blocks_per_sm"]), ("registers/thread", ["registers"]),
        ("threads/block", ["threads_per_block"]), ("grid blocks", ["grid_blocks"])]
 
 
-def occupancy(fams, min_smem=0, only=None):
+def occupancy(fams, min_smem=0):
     """Per GPU and family: the kernels' attribute counters at the headline shape, the resident warps."""
     out = []
-    for family, rs in fams.items() if not only else [(only, fams.get(only, []))]:
-        for r in rs:
-            rows = []
-            for v, e in ((v, r.shapes[r.headline()][v]) for v in r.order(r.shapes[r.headline()])):
-                x = [sum(e.get(k, 0) for k in ks) if any(k in e for k in ks) else None for _, ks in OCC]
-                if x[0] is not None and (x[2] or 0) >= min_smem:
-                    warps = x[0] * x[3] / 32 if x[3] else None
-                    rows.append([r.cell(v)] + ["-" if y is None else f"{y:.0f}" for y in x + [warps]]
-                                + [fmt_rate(rate(e)[1]) if rate(e) else "-"])
-            out += [f"{r.label} ({r.ctx.get('gpu_smem_per_sm_bytes', '?')} bytes of shared memory per SM), "
-                    f"{family} at {short(r.headline())}:", "", table(
-                ["kernel"] + [t for t, _ in OCC] + ["resident warps/SM", r.unit()], rows, 1), ""] if rows else []
+    for r in (r for rs in fams.values() for r in rs):
+        rows = []
+        for v, e in ((v, r.shapes[r.headline()][v]) for v in r.order(r.shapes[r.headline()])):
+            x = [sum(e.get(k, 0) for k in ks) if any(k in e for k in ks) else None for _, ks in OCC]
+            if x[0] is not None and (x[2] or 0) >= min_smem:
+                rows.append([r.cell(v)] + ["-" if y is None else f"{y:.0f}" for y in x + [
+                    x[0] * x[3] / 32 if x[3] else None]] + [fmt_rate(rate(e)[1]) if rate(e) else "-"])
+        out += [f"{r.label} ({r.ctx.get('gpu_smem_per_sm_bytes', '?')} bytes of shared memory per SM), "
+                f"{r.family} at {short(r.headline())}:", "", table(
+            ["kernel"] + [t for t, _ in OCC] + ["resident warps/SM", r.unit()], rows, 1), ""] if rows else []
     return "\n".join(out) or None
 
 
@@ -136,17 +141,14 @@ def best(runs):
 def crossover(runs, variant, size):
     """Per GPU, a convolution step at one image size for every filter size measured: FLOP per byte,
     GB/s, ratio to the reference, and the FLOP rate (the benchmark's `flops` counter over its time)."""
-    seconds = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-    rows = []
+    seconds, rows = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}, []
     for r in runs:
-        found = []
-        for s in r.shapes:
-            m, e = re.fullmatch(rf"conv2d_(\d+)x\1/float/{size}", s), r.shapes[s].get(variant)
-            if m and e and e.get("real_time") and rate(e):
-                t = e["real_time"] * seconds.get(e.get("time_unit", "us"), 1e-6)
-                found.append((int(m[1]), [r.label, f"{m[1]} x {m[1]}", fmt(intensity(r.family, s)), fmt_rate(rate(e)[1]),
-                                          fmt(r.ratio(variant, s)), fmt(e.get("flops", 0) / t / 1e12, 1)]))
-        rows += [row for _, row in sorted(found)]
+        found = sorted((int(m[1]), s, e) for s in r.shapes for m, e in [(
+            re.fullmatch(rf"conv2d_(\d+)x\1/float/{size}", s), r.shapes[s].get(variant))]
+            if m and e and e.get("real_time") and rate(e))
+        rows += [[r.label, f"{k} x {k}", fmt(intensity(r.family, s)), fmt_rate(rate(e)[1]), fmt(r.ratio(variant, s)),
+                  fmt(e.get("flops", 0) / (e["real_time"] * seconds.get(e.get("time_unit", "us"), 1e-6)) / 1e12, 1)]
+                 for k, s, e in found]
     return table(["GPU", "filter", "FLOP/B", "GB/s", f"ratio to `{runs[0].reference}`", "TFLOP/s"], rows) \
         if rows else NONE
 
@@ -208,3 +210,9 @@ def size_series(r):
     dims = len(re.findall(r"\d+", shapes[0]))
     return ([short(s[len(k) + 1:] if k else s) for s in shapes], [shape_size(s) for s in shapes], series, k,
             {1: "elements", 2: "rows x cols", 3: "M x N x K"}.get(dims, "shape"))
+
+
+if __name__ == "__main__":
+    for p in sys.argv[1:]:
+        r = Run(p)
+        print(f"{p}: {r.provenance()}; {r.unit()} (ratio: {r.reference} time / variant time)\n\n{run_table(r)}\n")

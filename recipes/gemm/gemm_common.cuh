@@ -2,8 +2,8 @@
 /// \brief What every SGEMM step shares: the launcher contract (argument checks on the host
 /// before any CUDA call, the `C = beta * C` kernel for the degenerate cases), the launch plan,
 /// and the building blocks of several steps: the float4 row loads and stores and the alignment
-/// test (steps 9 to 13), the block order, the fragment loads, outer product and epilogue of the
-/// warp tiles (steps 11 to 13), and the `cp.async` wrappers (steps 12 and 13).
+/// test (steps 9 to 13), and the block order, the fragment loads, outer product and epilogue of the
+/// warp tiles (steps 11 to 13).
 ///
 /// Every step computes, row-major, C = alpha * A * B + beta * C with A M x K (lda >= K),
 /// B K x N (ldb >= N), C M x N (ldc >= N), through a launcher
@@ -98,7 +98,6 @@ inline cudaError_t finish_without_launch(Args a, int M, int N, float beta, float
   scale_c_kernel<float><<<blocks, 256, 0, stream>>>(M, N, beta, C, ldc);
   return cudaGetLastError();
 }
-
 
 /// Number of `tile`-sized tiles covering `n` (n >= 0, tile >= 1): in unsigned arithmetic, where
 /// n + tile - 1 cannot wrap for any int n, unlike (n + tile - 1) / tile in int at n near INT_MAX.
@@ -202,10 +201,6 @@ __device__ __forceinline__ void store4_row(float* c, int n, int N, float4 acc, f
 inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 // ---- Steps 11 to 13: warp tiles. ----
-
-/// The kernel of step 11: GemmKernel's arguments and whether C allows float4 stores (steps 12 and
-/// 13 add a TailSplit: MultistageKernel).
-using WarpGemmKernel = void (*)(int, int, int, float, const float*, int, const float*, int, float, float*, int, bool);
 
 /// The geometry of steps 11 to 13 (explained in sgemm_11_warptiled.cuh).
 //! [warp tiling]
@@ -349,25 +344,5 @@ __device__ __forceinline__ void store_tile(const float (&acc)[T::kTM][T::kTN], i
   }
 }
 //! [warp tile compute]
-
-// ---- Steps 12 and 13: cp.async (sm_80 and later). ----
-
-//! [cp.async]
-/// 4-byte copy global -> shared; src_bytes 0 writes a zero and reads nothing.
-__device__ __forceinline__ void cp_async_4(float* dst, const float* src, int src_bytes) {
-  const unsigned s = unsigned(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src), "r"(src_bytes));
-}
-/// 16-byte copy (both addresses 16-byte aligned); bytes past src_bytes are zero-filled.
-__device__ __forceinline__ void cp_async_16(float* dst, const float* src, int src_bytes) {
-  const unsigned s = unsigned(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
-}
-//! [cp.async]
 
 }  // namespace smem::gemm

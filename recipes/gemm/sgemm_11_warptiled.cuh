@@ -92,6 +92,10 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 }
 //! [warptiled kernel]
 
+/// The kernel of step 11: GemmKernel's arguments and whether C allows float4 stores (steps 12 and
+/// 13 add a TailSplit: MultistageKernel).
+using WarpGemmKernel = void (*)(int, int, int, float, const float*, int, const float*, int, float, float*, int, bool);
+
 /// The tile shapes of step 11: 128 x 128 x 8 block tile, 8 warps of 64 x 32, 8 x 8 per thread.
 using WarptiledShape = WarpTiling<128, 128, 8, 64, 32, 8, 8>;
 

@@ -50,6 +50,24 @@
 
 namespace smem::gemm {
 
+//! [cp.async]
+/// 4-byte copy global -> shared; src_bytes 0 writes a zero and reads nothing.
+__device__ __forceinline__ void cp_async_4(float* dst, const float* src, int src_bytes) {
+  const unsigned s = unsigned(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src), "r"(src_bytes));
+}
+/// 16-byte copy (both addresses 16-byte aligned); bytes past src_bytes are zero-filled.
+__device__ __forceinline__ void cp_async_16(float* dst, const float* src, int src_bytes) {
+  const unsigned s = unsigned(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+}
+//! [cp.async]
+
 /// A WarpTiling with a number of pipeline stages.
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int Stages>
 struct MultistageShape : WarpTiling<BM, BN, BK, WM, WN, TM, TN> {
@@ -235,7 +253,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 }
 //! [multistage kernel]
 
-/// The kernel of steps 12 and 13: WarpGemmKernel's arguments and the TailSplit.
+/// The kernel of steps 12 and 13: (M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, cvec, tail).
 using MultistageKernel = void (*)(int, int, int, float, const float*, int, const float*, int, float, float*, int,
                                   bool, TailSplit);
 

@@ -9,9 +9,9 @@
 /// grid that ends in a part-filled wave leaves SMs idle.
 /// - **The table** is keyed on what decides the best shape: compute capability, SM count, shared
 ///   memory per SM and registers per SM (GPUs that agree on all four share their entries, whatever
-///   their name). Each entry covers outputs up to a size M * N. The tuner (bench/gemm_tune.cu)
-///   compiles a set of candidate shapes, checks each against cuBLAS, times them at several sizes
-///   and writes the winners of the GPU it runs on between the markers below.
+///   their name). Each entry covers outputs up to a size M * N. `./cookbook tune gemm` times a
+///   set of candidate shapes at several sizes with the benchmark and writes the fastest on the GPU
+///   it runs on between the markers below (tools/tune.py).
 /// - **The heuristic** estimates each of three shapes' time from the GPU's properties: the blocks
 ///   of the grid over the blocks the SMs hold at once (occupancy calculator: the shared memory
 ///   and registers decide how many fit) give whole waves, each as long as its resident tiles'
@@ -32,9 +32,9 @@
 /// ascending max_mn; the tuner replaces the entries of the GPU it ran on and keeps the others.
 //! [tuned table]
 // BEGIN TUNED TABLE
-#define SMEM_SGEMM_TUNED_TABLE(X) \
-  X(90, 132, 233472, 65536, 2048000LL, 64, 128, 16, 32, 64, 8, 8, 4) \
-  X(90, 132, 233472, 65536, 8388608LL, 128, 128, 16, 64, 32, 8, 8, 3) \
+#define SMEM_SGEMM_TUNED_TABLE(X)                                                \
+  X(90, 132, 233472, 65536, 2048000LL, 64, 128, 16, 32, 64, 8, 8, 4)             \
+  X(90, 132, 233472, 65536, 8388608LL, 128, 128, 16, 64, 32, 8, 8, 3)            \
   X(90, 132, 233472, 65536, 9223372036854775807LL, 64, 128, 16, 32, 64, 8, 8, 4)
 // END TUNED TABLE
 //! [tuned table]
@@ -48,48 +48,64 @@ struct GpuKey {
   int cc, sms, smem_per_sm, regs_per_sm;
 };
 
+/// The most devices whose values the launchers keep.
+constexpr int kMaxDevices = 64;
+
+/// The family's one per-device cache: kSlots values of T (one per device, or per device and
+/// variant), each made once by the first caller and kept. Fixed size, nothing allocated or thrown,
+/// thread-safe: a caller that comes while another makes a value waits for it.
+template <class T, int kSlots>
+struct PerDevice {
+  T value[kSlots];
+  std::atomic<int> state[kSlots];  // 0 not made, 1 being made, 2 made
+  /// Value s, made by make(value) unless it was made before. make returns false when it failed:
+  /// then nothing is kept (a later call makes it again) and the result is null.
+  template <class Make>
+  const T* made_once(int s, Make make) {
+    for (int expected = 0; !state[s].compare_exchange_strong(expected, 1); expected = 0)
+      if (expected == 2) return &value[s];
+    const bool made = make(value[s]);
+    state[s].store(made ? 2 : 0);
+    return made ? &value[s] : nullptr;
+  }
+};
+
 /// The current device's GpuKey, read once per device (all zero on error).
 inline GpuKey gpu_key() {
-  constexpr int kMaxDevices = 64;
-  static GpuKey keys[kMaxDevices];
-  static std::atomic<int> state[kMaxDevices];  // 0 unread, 1 being read, 2 ready
+  static PerDevice<GpuKey, kMaxDevices> keys;
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return {};
-  int expected = 0;
-  if (state[dev].compare_exchange_strong(expected, 1)) {
+  const GpuKey* k = keys.made_once(dev, [dev](GpuKey& key) {
     int major = 0, minor = 0, sms = 0, smem = 0, regs = 0;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess &&
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
-        cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) == cudaSuccess &&
-        cudaDeviceGetAttribute(&regs, cudaDevAttrMaxRegistersPerMultiprocessor, dev) == cudaSuccess)
-      keys[dev] = {major * 10 + minor, sms, smem, regs};
-    state[dev].store(2);
-  }
-  while (state[dev].load() != 2) {
-  }
-  return keys[dev];
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&regs, cudaDevAttrMaxRegistersPerMultiprocessor, dev) != cudaSuccess)
+      return false;
+    key = GpuKey{major * 10 + minor, sms, smem, regs};
+    return true;
+  });
+  return k != nullptr ? *k : GpuKey{};
 }
 
 /// Blocks of shape T's kernel that one SM holds at once (occupancy calculator, after the opt-in
 /// to its dynamic shared memory), once per device; 0 when it does not fit or on error.
 template <class T>
 int resident_blocks() {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int> cache[kMaxDevices];  // blocks + 1; 0 unread
+  static PerDevice<int, kMaxDevices> resident;
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return 0;
-  if (const int c = cache[dev].load(std::memory_order_relaxed); c > 0) return c - 1;
-  int blocks = 0;
-  if (cudaFuncSetAttribute(multistage_kernel<T, true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           T::kSmemBytes) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, multistage_kernel<T, true, false>, T::kThreads,
-                                                    T::kSmemBytes) != cudaSuccess) {
-    cudaGetLastError();
-    blocks = 0;
-  }
-  cache[dev].store(blocks + 1, std::memory_order_relaxed);
-  return blocks;
+  return *resident.made_once(dev, [](int& blocks) {
+    if (cudaFuncSetAttribute(multistage_kernel<T, true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             T::kSmemBytes) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, multistage_kernel<T, true, false>, T::kThreads,
+                                                      T::kSmemBytes) != cudaSuccess) {
+      cudaGetLastError();
+      blocks = 0;
+    }
+    return true;  // kept, 0 included
+  });
 }
 
 }  // namespace detail

@@ -18,7 +18,7 @@
 /// counter, or counters in one bank, are still served one after the other.
 ///
 /// The kernel takes the rule as a parameter, so the same kernel serves `shared_atomics_range`,
-/// the bin-edge variant: HistogramRange's binary search over `levels` (histogram_common.cuh, Range).
+/// the bin-edge variant: HistogramRange's binary search over `levels` (Range, below).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -66,6 +66,38 @@ cudaError_t shared_atomics(const T* samples, long long n, Counter* counts, int b
   if (!valid_args(samples, n, counts, rule.valid, shared_atomics_fits<T>(bins))) return cudaErrorInvalidValue;
   return zero_and_launch(shared_atomics_plan<T>(n, bins), 1, counts, bins, n, stream, samples, n, counts, rule);
 }
+
+//! [range rule]
+/// The bins of HistogramRange: bin b is `[levels[b], levels[b + 1])`, `levels` ascending in
+/// device memory. The bin of x is CUB's `UpperBound(levels, bins + 1, x) - 1` (the binary search
+/// of cub/device/dispatch/dispatch_histogram.cuh, SearchTransform), dropped when it is -1 or
+/// `bins` (NaN compares false everywhere and lands on `bins`). Privatized like Even: byte values
+/// for `std::uint8_t` (searched once per counter, in the merge), bins for `float`.
+template <class T>
+struct Range {
+  const Level<T>* levels;
+  int bins;
+  bool valid;
+
+  static Range make(int bins, const Level<T>* levels) { return {levels, bins, bins >= 1 && levels != nullptr}; }
+  __device__ int bin(Level<T> x) const {
+    unsigned lo = 0, count = unsigned(bins) + 1;  // CUB's UpperBound; unsigned: bins + 1 may be 2^31
+    while (count > 0) {
+      const unsigned half = count / 2;
+      if (x < __ldg(levels + lo + half)) {
+        count = half;
+      } else {
+        lo += half + 1;
+        count -= half + 1;
+      }
+    }
+    return lo >= 1 && lo <= unsigned(bins) ? int(lo - 1) : -1;
+  }
+  __host__ __device__ int privatized_bins() const { return sizeof(T) == 1 ? 256 : bins; }
+  __device__ int privatized(T x) const { return sizeof(T) == 1 ? int(x) : bin(Level<T>(x)); }
+  __device__ int output(int i) const { return sizeof(T) == 1 ? bin(Level<T>(i)) : i; }
+};
+//! [range rule]
 
 //! [range launcher]
 /// counts = histogram of samples[0, n) in the `bins` bins `[levels[b], levels[b + 1])`, like

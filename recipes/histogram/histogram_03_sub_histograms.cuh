@@ -36,6 +36,10 @@ constexpr int sub_histogram_copies(Copies layout, int pbins) {
 }
 
 //! [sub histograms]
+/// The per-warp copies: copy c (used by warps c, c + copies, ...) is a whole histogram of
+/// `pbins` counters, and the counter of bin b is word `c * pbins + b`.
+__host__ __device__ constexpr int warp_copy_offset(int bin, int copy, int pbins) { return copy * pbins + bin; }
+
 template <Copies kLayout, class T>
 __global__ void __launch_bounds__(kThreads) sub_histograms_kernel(const T* __restrict__ samples, long long n,
                                                                   Counter* __restrict__ counts, Even<T> rule,

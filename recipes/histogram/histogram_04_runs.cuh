@@ -32,7 +32,8 @@ inline constexpr int kChunk = 16 / int(sizeof(T));
 template <class T>
 __global__ void __launch_bounds__(kThreads)
     runs_kernel(const T* __restrict__ samples, long long n, Counter* __restrict__ counts, Even<T> rule, int copies) {
-  count_in_lane_copies(rule, copies, counts, [&](auto& add) {
+  extern __shared__ Counter hist[];  // copies x privatized bins, step 3's per-lane layout
+  count_in_lane_copies(hist, rule, copies, counts, [&](auto& add) {
     Run run;
     const long long chunks = (n - 1) / kChunk<T> + 1, stride = (long long)gridDim.x * kThreads;  // n >= 1 here
     for (long long c = (long long)blockIdx.x * kThreads + threadIdx.x; c < chunks; c += stride) {

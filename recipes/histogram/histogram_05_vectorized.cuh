@@ -4,10 +4,9 @@
 /// per-lane copies.
 ///
 /// What changes from step 3 (`per_lane`): the samples are read as 16-byte vectors (`uint4`: 16
-/// `std::uint8_t` or 4 `float` per load instruction) through for_each_sample_vectorized()
-/// (histogram_common.cuh): each thread issues kVectorizedUnroll loads before it counts any of their
-/// samples, so a warp keeps 1 KB in flight, and blocks of 1024 threads, two per SM, are the 64
-/// warps an SM holds at most; a resident grid (as many blocks as the GPU holds, each walking the
+/// `std::uint8_t` or 4 `float` per load instruction) through for_each_sample_vectorized(): each
+/// thread issues kVectorizedUnroll loads before it counts any of their samples, so a warp keeps
+/// 1 KB in flight, and blocks of 1024 threads, two per SM, are the 64 warps an SM holds at most; a resident grid (as many blocks as the GPU holds, each walking the
 /// input with a grid-wide stride) then covers the DRAM latency. The loads are marked
 /// streaming (`__ldcs`): no sample is read twice. A pointer off a 16-byte boundary costs only a
 /// few scalar loads at each end. For `std::uint8_t` a load instruction used to fetch one byte per
@@ -23,6 +22,9 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cstdint>
+#include <cstring>
+
 #include "histogram_common.cuh"
 
 namespace smem::histogram {
@@ -31,11 +33,45 @@ namespace smem::histogram {
 /// a thread), two 16-byte loads each.
 inline constexpr int kVectorizedThreads = 1024, kVectorizedUnroll = 2;
 
+//! [vector loop]
+/// Calls f(x) for every sample of samples[0, n), spread over the grid (steps 5 and 6). The
+/// samples before the first 16-byte boundary and after the last whole vector (fewer than 16 bytes
+/// each) go one to a thread; the rest is read as 16-byte vectors (`uint4`), Unroll of them per
+/// thread in flight: vector `base + u * threads` for u < Unroll, `base` striding over the grid,
+/// so that each of the Unroll loads of a warp reads 512 consecutive bytes.
+template <int Unroll, class T, class F>
+__device__ void for_each_sample_vectorized(const T* __restrict__ samples, long long n, F&& f) {
+  constexpr int kVec = 16 / int(sizeof(T));
+  const long long misalign = (long long)(reinterpret_cast<std::uintptr_t>(samples) % 16 / sizeof(T));
+  const long long head = misalign == 0 ? 0 : (kVec - misalign < n ? kVec - misalign : n);
+  const long long vecs = (n - head) / kVec, tail = head + vecs * kVec;
+  const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x, threads = (long long)gridDim.x * blockDim.x;
+  if (tid < head) f(samples[tid]);
+  if (tid < n - tail) f(samples[tail + tid]);
+  const uint4* v = reinterpret_cast<const uint4*>(samples + head);
+  for (long long base = tid; base < vecs; base += threads * Unroll) {
+    uint4 r[Unroll];
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u)
+      if (base + u * threads < vecs) r[u] = __ldcs(v + base + u * threads);  // streamed: read once
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) {
+      if (base + u * threads >= vecs) break;
+      T x[kVec];
+      memcpy(x, &r[u], sizeof(x));
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) f(x[k]);
+    }
+  }
+}
+//! [vector loop]
+
 //! [vectorized]
 template <class T>
 __global__ void __launch_bounds__(kVectorizedThreads, 2) vectorized_kernel(const T* __restrict__ samples, long long n,
                                                               Counter* __restrict__ counts, Even<T> rule, int copies) {
-  count_in_lane_copies(rule, copies, counts, [&](auto& add) {
+  extern __shared__ Counter hist[];  // copies x privatized bins, step 3's per-lane layout
+  count_in_lane_copies(hist, rule, copies, counts, [&](auto& add) {
     for_each_sample_vectorized<kVectorizedUnroll>(samples, n, [&](T x) {
       const int b = rule.privatized(x);
       if (b >= 0) add(b, 1u);

@@ -10,7 +10,8 @@
 /// (cluster_rank(), cluster_word()), and a sample's atomic goes to the shared memory of the block
 /// that holds its bin, `cluster.map_shared_rank(hist, rank)`, over the SM-to-SM network: farther
 /// than the block's own shared memory, much nearer than the L2, and the L2 sees one atomic per bin
-/// per cluster. The loads and the runs are step 5's (for_each_sample_vectorized(), Run).
+/// per cluster. The loads are step 5's (for_each_sample_vectorized(), from its header, which this
+/// step extends), the runs step 4's (Run).
 ///
 /// The barriers are the cluster's: every slice is zeroed before any block of the cluster adds to
 /// it, and every add has landed before a block merges its slice and before any block exits (a
@@ -22,13 +23,16 @@
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
-#include "histogram_common.cuh"
+#include "histogram_05_vectorized.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "histogram_06_cluster.cuh needs thread block clusters: compile for sm_90 or newer (e.g. -arch=sm_90)"
 #endif
 
 namespace smem::histogram {
+
+/// 16-byte loads each thread of step 6 has in flight.
+inline constexpr int kUnroll = 4;
 
 /// The portable maximum of blocks in a cluster.
 inline constexpr int kMaxCluster = 8;

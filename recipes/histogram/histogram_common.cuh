@@ -1,8 +1,8 @@
 /// \file histogram_common.cuh
-/// \brief What every histogram step shares: the bin rules (`cub::DeviceHistogram`'s HistogramEven
-/// and HistogramRange, for `std::uint8_t` and `float` samples), the launcher contract, the launch
-/// plan and grid, the shared-memory maps of the sub-histograms, the merge, the per-lane block of
-/// steps 4 and 5, the runs of steps 4 and 6 and the vectorized sample loop of steps 5 and 6.
+/// \brief What every histogram step shares: the bin rule (`cub::DeviceHistogram`'s HistogramEven,
+/// for `std::uint8_t` and `float` samples), the launcher contract, the launch plan and grid, the
+/// shared-memory maps of the per-lane sub-histograms, the merge, the per-lane block of steps 4
+/// and 5 and the runs of steps 4 and 6.
 ///
 /// Every launcher has the shape of `cub::DeviceHistogram::HistogramEven`, without its workspace:
 /// \code
@@ -42,9 +42,9 @@
 /// product puts it, as in CUB: usually the bin that starts there. For `std::uint8_t` samples the
 /// rule is CUB's exact integer one: `bin = (x - lower) * bins / (upper - lower)` in 64 bits.
 ///
-/// The bin-edge variant (`shared_atomics_range`, step 2) follows HistogramRange: `levels[0 .. bins]`
-/// in device memory, ascending (not checked, as in CUB), and `bin = upper_bound(levels, x) - 1`,
-/// dropped unless `levels[0] <= x < levels[bins]`.
+/// The bin-edge variant (`shared_atomics_range`, step 2, its rule `Range`) follows HistogramRange:
+/// `levels[0 .. bins]` in device memory, ascending (not checked, as in CUB), and
+/// `bin = upper_bound(levels, x) - 1`, dropped unless `levels[0] <= x < levels[bins]`.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -53,7 +53,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 namespace smem::histogram {
 
@@ -135,38 +134,6 @@ struct Even<std::uint8_t> {
 };
 //! [even rule]
 
-//! [range rule]
-/// The bins of HistogramRange: bin b is `[levels[b], levels[b + 1])`, `levels` ascending in
-/// device memory. The bin of x is CUB's `UpperBound(levels, bins + 1, x) - 1` (the binary search
-/// of cub/device/dispatch/dispatch_histogram.cuh, SearchTransform), dropped when it is -1 or
-/// `bins` (NaN compares false everywhere and lands on `bins`). Privatized like Even: byte values
-/// for `std::uint8_t` (searched once per counter, in the merge), bins for `float`.
-template <class T>
-struct Range {
-  const Level<T>* levels;
-  int bins;
-  bool valid;
-
-  static Range make(int bins, const Level<T>* levels) { return {levels, bins, bins >= 1 && levels != nullptr}; }
-  __device__ int bin(Level<T> x) const {
-    unsigned lo = 0, count = unsigned(bins) + 1;  // CUB's UpperBound; unsigned: bins + 1 may be 2^31
-    while (count > 0) {
-      const unsigned half = count / 2;
-      if (x < __ldg(levels + lo + half)) {
-        count = half;
-      } else {
-        lo += half + 1;
-        count -= half + 1;
-      }
-    }
-    return lo >= 1 && lo <= unsigned(bins) ? int(lo - 1) : -1;
-  }
-  __host__ __device__ int privatized_bins() const { return sizeof(T) == 1 ? 256 : bins; }
-  __device__ int privatized(T x) const { return sizeof(T) == 1 ? int(x) : bin(Level<T>(x)); }
-  __device__ int output(int i) const { return sizeof(T) == 1 ? bin(Level<T>(i)) : i; }
-};
-//! [range rule]
-
 //! [contract]
 /// Checks a launcher's arguments: `rule_ok`, the levels are valid; `fits`, the step holds this
 /// many bins. Makes no CUDA call.
@@ -231,24 +198,60 @@ cudaError_t zero_and_launch(const Plan<void (*)(P...)>& p, int cluster, Counter*
 /// Threads per block of every step.
 inline constexpr int kThreads = 256;
 
-/// `query()` (an int, 0 when the device cannot answer) on the current device, cached per device
-/// for one `key` of `Kernel` (the last key asked); 0 when the device cannot be queried.
+namespace detail {
+
+/// The most devices whose values the launchers keep.
+constexpr int kMaxDevices = 64;
+
+/// The family's one per-device cache: kSlots values of T (one per device, or per device and
+/// variant), each made once by the first caller and kept. Fixed size, nothing allocated or thrown,
+/// thread-safe: a caller that comes while another makes a value waits for it.
+template <class T, int kSlots>
+struct PerDevice {
+  T value[kSlots];
+  std::atomic<int> state[kSlots];  // 0 not made, 1 being made, 2 made
+  /// Value s, made by make(value) unless it was made before. make returns false when it failed:
+  /// then nothing is kept (a later call makes it again) and the result is null.
+  template <class Make>
+  const T* made_once(int s, Make make) {
+    for (int expected = 0; !state[s].compare_exchange_strong(expected, 1); expected = 0)
+      if (expected == 2) return &value[s];
+    const bool made = make(value[s]);
+    state[s].store(made ? 2 : 0);
+    return made ? &value[s] : nullptr;
+  }
+};
+
+}  // namespace detail
+
+/// `query(dev)` (an int, 0 when the device cannot answer) on the current device for one `key` of
+/// `Kernel` (its shared memory), kept per device for the first kKeys keys asked (PerDevice) and
+/// asked again for any other; 0 when the device cannot be queried.
 template <auto Kernel, class Query>
 int per_device(unsigned key, Query query) {
-  static std::atomic<long long> cache[64] = {};  // per device: key << 32 | value
+  constexpr int kKeys = 4;
+  struct Keyed {
+    unsigned key;
+    int value;
+  };
+  static detail::PerDevice<Keyed, detail::kMaxDevices * kKeys> cache;
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return 0;
-  if (dev < 64) {
-    const long long c = cache[dev].load(std::memory_order_relaxed);
-    if (c > 0 && (unsigned long long)c >> 32 == key) return int(c & 0xffffffff);
-  }
-  const int value = query(dev);
-  if (value <= 0) {
+  const auto ask = [&] {
+    const int value = query(dev);
+    if (value > 0) return value;
     cudaGetLastError();
     return 0;
+  };
+  for (int i = 0; dev >= 0 && dev < detail::kMaxDevices && i < kKeys; ++i) {
+    const Keyed* k = cache.made_once(dev * kKeys + i, [&](Keyed& made) {
+      made = {key, ask()};
+      return made.value > 0;
+    });
+    if (k == nullptr) return 0;  // the device cannot answer: nothing kept
+    if (k->key == key) return k->value;
   }
-  if (dev < 64) cache[dev].store((long long)key << 32 | value, std::memory_order_relaxed);
-  return value;
+  return ask();
 }
 
 /// SMs x resident blocks per SM of `Kernel` with `Threads` threads and `smem` bytes of dynamic
@@ -322,10 +325,6 @@ constexpr int copies_that_fit(int pbins, int most) {
 }
 
 //! [maps]
-/// Step 3's per-warp copies: copy c (used by warps c, c + copies, ...) is a whole histogram of
-/// `pbins` counters, and the counter of bin b is word `c * pbins + b`.
-__host__ __device__ constexpr int warp_copy_offset(int bin, int copy, int pbins) { return copy * pbins + bin; }
-
 /// Steps 3 to 5's per-lane copies: lane l uses copy `l % copies`, and the copies of a bin are
 /// side by side: word `b * copies + c`. With 32 copies, lane l's word is always in bank l.
 __host__ __device__ constexpr int lane_copy_offset(int bin, int copy, int copies) { return bin * copies + copy; }
@@ -387,12 +386,12 @@ struct Run {
   }
 };
 
-/// The block of steps 4 and 5: zeroes the block's per-lane copies, runs `count(add)`, the step's
+/// The block of steps 4 and 5 on the kernel's shared counters `hist` (copies x privatized bins,
+/// step 3's per-lane layout): zeroes the block's per-lane copies, runs `count(add)`, the step's
 /// loop over its share of the input, in which add(b, c) adds c to privatized counter b of the
 /// lane's copy with one shared atomic, and merges the copies into the output.
 template <class Rule, class Count>
-__device__ void count_in_lane_copies(const Rule& rule, int copies, Counter* counts, Count&& count) {
-  extern __shared__ Counter hist[];  // copies x privatized bins, as step 3's per-lane layout
+__device__ void count_in_lane_copies(Counter* hist, const Rule& rule, int copies, Counter* counts, Count&& count) {
   const int pbins = rule.privatized_bins();
   zero_shared(hist, copies * pbins);
   __syncthreads();
@@ -403,41 +402,5 @@ __device__ void count_in_lane_copies(const Rule& rule, int copies, Counter* coun
   merge_lane_copies(hist, pbins, copies, rule, counts);
 }
 //! [run]
-
-//! [vector loop]
-/// 16-byte loads each thread of step 6 has in flight.
-inline constexpr int kUnroll = 4;
-
-/// Calls f(x) for every sample of samples[0, n), spread over the grid (steps 5 and 6). The
-/// samples before the first 16-byte boundary and after the last whole vector (fewer than 16 bytes
-/// each) go one to a thread; the rest is read as 16-byte vectors (`uint4`), Unroll of them per
-/// thread in flight: vector `base + u * threads` for u < Unroll, `base` striding over the grid,
-/// so that each of the Unroll loads of a warp reads 512 consecutive bytes.
-template <int Unroll, class T, class F>
-__device__ void for_each_sample_vectorized(const T* __restrict__ samples, long long n, F&& f) {
-  constexpr int kVec = 16 / int(sizeof(T));
-  const long long misalign = (long long)(reinterpret_cast<std::uintptr_t>(samples) % 16 / sizeof(T));
-  const long long head = misalign == 0 ? 0 : (kVec - misalign < n ? kVec - misalign : n);
-  const long long vecs = (n - head) / kVec, tail = head + vecs * kVec;
-  const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x, threads = (long long)gridDim.x * blockDim.x;
-  if (tid < head) f(samples[tid]);
-  if (tid < n - tail) f(samples[tail + tid]);
-  const uint4* v = reinterpret_cast<const uint4*>(samples + head);
-  for (long long base = tid; base < vecs; base += threads * Unroll) {
-    uint4 r[Unroll];
-#pragma unroll
-    for (int u = 0; u < Unroll; ++u)
-      if (base + u * threads < vecs) r[u] = __ldcs(v + base + u * threads);  // streamed: read once
-#pragma unroll
-    for (int u = 0; u < Unroll; ++u) {
-      if (base + u * threads >= vecs) break;
-      T x[kVec];
-      memcpy(x, &r[u], sizeof(x));
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) f(x[k]);
-    }
-  }
-}
-//! [vector loop]
 
 }  // namespace smem::histogram

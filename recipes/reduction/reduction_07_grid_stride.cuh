@@ -29,8 +29,10 @@ namespace smem::reduction {
 template <class T, class Op, int kThreads, int kUnroll, Load kLoad>
 __global__ void __launch_bounds__(kThreads, kMinBlocks<kThreads, kUnroll>)
     grid_stride_kernel(const T* __restrict__ in, long long n, T* __restrict__ out, Op op, T identity) {
+  using BlockReduce = ShuffleBlockReduce<kThreads>;
+  __shared__ typename BlockReduce::template TempStorage<T> storage;  // one word per warp
   T v = thread_reduce<kThreads, kUnroll, kLoad>(in, n, op, identity);
-  v = ShuffleBlockReduce<kThreads>::reduce(v, op);
+  v = BlockReduce::reduce(v, op, storage);
   if (threadIdx.x == 0) out[blockIdx.x] = v;
 }
 //! [grid stride kernel]

@@ -46,8 +46,9 @@ template <class T, class Op, int kThreads, int kUnroll, Load kLoad, class BlockR
 __global__ void __launch_bounds__(kThreads, kMinBlocks<kThreads, kUnroll>)
     single_pass_kernel(const T* __restrict__ in, long long n, T* out, T* partials, Counter counter, Op op,
                        T identity) {
+  __shared__ typename BlockReduce::template TempStorage<T> storage;  // the block stage's, used twice
   T v = thread_reduce<kThreads, kUnroll, kLoad>(in, n, op, identity);
-  v = BlockReduce::reduce(v, op);
+  v = BlockReduce::reduce(v, op, storage);
   if (counter.word == nullptr) {  // a single block: no partials
     if (threadIdx.x == 0) *out = v;
     return;
@@ -63,7 +64,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<kThreads, kUnroll>)
   __threadfence();
   v = identity;
   for (unsigned b = threadIdx.x; b < gridDim.x; b += kThreads) v = op(v, load_cg(partials + b));
-  v = BlockReduce::reduce(v, op);  // same order whichever block is last: deterministic
+  v = BlockReduce::reduce(v, op, storage);  // same order whichever block is last: deterministic
   if (threadIdx.x == 0) {
     *out = v;
     counter.leave();

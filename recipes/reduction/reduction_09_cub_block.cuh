@@ -4,9 +4,9 @@
 /// What changes from step 8: the hand-written warp-shuffle block reduction is replaced by
 /// `cub::BlockReduce<T, kThreads, cub::BLOCK_REDUCE_WARP_REDUCTIONS>`, the library's version of
 /// the same algorithm (each warp reduces by shuffles, then one warp reduces the warp results),
-/// with its shared storage declared by the library. The load loop, the grid, and the last-block
-/// finish are step 8's. This shows how little of the kernel the block stage is, and the code a
-/// reader must maintain is shorter.
+/// on the library's TempStorage, which step 8's kernel declares as it declares its own. The load
+/// loop, the grid, and the last-block finish are step 8's. This shows how little of the kernel
+/// the block stage is, and the code a reader must maintain is shorter.
 #pragma once
 #include <cub/block/block_reduce.cuh>
 #include <cuda_runtime.h>
@@ -18,14 +18,17 @@
 namespace smem::reduction {
 
 //! [cub block reduce]
-/// The block stage of step 8 through CUB; the result is valid in thread 0.
+/// The block stage of step 8 through CUB, on CUB's TempStorage, which the kernel declares; the
+/// result is valid in thread 0.
 template <int kThreads>
 struct CubBlockReduce {
+  template <class T>
+  using BlockReduce = cub::BlockReduce<T, kThreads, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
+  template <class T>
+  using TempStorage = typename BlockReduce<T>::TempStorage;
   template <class T, class Op>
-  __device__ static T reduce(T v, Op op) {
-    using BlockReduce = cub::BlockReduce<T, kThreads, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
-    __shared__ typename BlockReduce::TempStorage storage;
-    return BlockReduce(storage).Reduce(v, op);
+  __device__ static T reduce(T v, Op op, TempStorage<T>& storage) {
+    return BlockReduce<T>(storage).Reduce(v, op);
   }
 };
 //! [cub block reduce]

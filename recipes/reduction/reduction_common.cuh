@@ -195,22 +195,28 @@ __device__ T warp_reduce(T v, Op op) {
 
 //! [block reduce]
 /// Block-wide reduction by warp shuffles: each warp reduces its 32 values, lane 0 of each warp
-/// stores one word, and warp 0 reduces those. The result is valid in thread 0. A caller that
-/// reduces twice must put a __syncthreads() between the two calls.
+/// stores one word in the kernel's shared TempStorage, and warp 0 reduces those. The result is
+/// valid in thread 0. A caller that reduces twice into the same storage must put a
+/// __syncthreads() between the two calls.
 template <int kThreads>
 struct ShuffleBlockReduce {
   static_assert(kThreads % 32 == 0 && kThreads <= 1024 && ((kThreads / 32) & (kThreads / 32 - 1)) == 0,
                 "a power-of-two number of warps");
+  static constexpr int kWarps = kThreads / 32;
+  /// The shared memory of a reduction of T, one word per warp: the kernel declares it
+  /// (`__shared__ typename BlockReduce::template TempStorage<T> storage;`) and passes it to reduce().
+  template <class T>
+  struct TempStorage {
+    T warp_results[kWarps];
+  };
   template <class T, class Op>
-  __device__ static T reduce(T v, Op op) {
-    constexpr int kWarps = kThreads / 32;
-    __shared__ T warp_results[kWarps];
+  __device__ static T reduce(T v, Op op, TempStorage<T>& storage) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     v = warp_reduce(v, op);
-    if (lane == 0) warp_results[warp] = v;
+    if (lane == 0) storage.warp_results[warp] = v;
     __syncthreads();
     if (warp == 0) {
-      v = warp_results[lane % kWarps];  // lanes >= kWarps hold copies that lane 0 never uses
+      v = storage.warp_results[lane % kWarps];  // lanes >= kWarps hold copies that lane 0 never uses
 #pragma unroll
       for (int offset = kWarps / 2; offset > 0; offset /= 2)
         v = op(v, __shfl_down_sync(0xffffffffu, v, offset));
@@ -314,21 +320,51 @@ constexpr long long stride_tiles(long long n) {
   return tiles > kMaxGridBlocks ? kMaxGridBlocks : tiles;
 }
 
+namespace detail {
+
+/// The most devices whose values the launchers keep.
+constexpr int kMaxDevices = 64;
+
+/// The family's one per-device cache: kSlots values of T (one per device, or per device and
+/// variant), each made once by the first caller and kept. Fixed size, nothing allocated or thrown,
+/// thread-safe: a caller that comes while another makes a value waits for it.
+template <class T, int kSlots>
+struct PerDevice {
+  T value[kSlots];
+  std::atomic<int> state[kSlots];  // 0 not made, 1 being made, 2 made
+  /// Value s, made by make(value) unless it was made before. make returns false when it failed:
+  /// then nothing is kept (a later call makes it again) and the result is null.
+  template <class Make>
+  const T* made_once(int s, Make make) {
+    for (int expected = 0; !state[s].compare_exchange_strong(expected, 1); expected = 0)
+      if (expected == 2) return &value[s];
+    const bool made = make(value[s]);
+    state[s].store(made ? 2 : 0);
+    return made ? &value[s] : nullptr;
+  }
+};
+
+}  // namespace detail
+
 /// SMs x resident blocks per SM of `Kernel` at kThreads threads per block on the current
-/// device, cached per device after the first call; 0 when the device cannot be queried (the
-/// launch that follows then reports the error).
+/// device, kept per device after the first call (PerDevice); 0 when the device cannot be queried
+/// (the launch that follows then reports the error).
 template <auto Kernel, int kThreads>
 int resident_grid() {
-  static std::atomic<int> cache[64] = {};
-  int dev = 0, sms = 0, per_sm = 0;
+  static detail::PerDevice<int, detail::kMaxDevices> resident;
+  const auto ask = [](int dev, int& blocks) {
+    int sms = 0, per_sm = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, kThreads, 0) != cudaSuccess)
+      return false;
+    blocks = sms * (per_sm > 0 ? per_sm : 1);
+    return true;
+  };
+  int dev = 0, blocks = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return 0;
-  if (dev < 64 && cache[dev].load(std::memory_order_relaxed) > 0) return cache[dev].load(std::memory_order_relaxed);
-  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, kThreads, 0) != cudaSuccess)
-    return 0;
-  const int blocks = sms * (per_sm > 0 ? per_sm : 1);
-  if (dev < 64) cache[dev].store(blocks, std::memory_order_relaxed);
-  return blocks;
+  if (dev < 0 || dev >= detail::kMaxDevices) return ask(dev, blocks) ? blocks : 0;
+  const int* kept = resident.made_once(dev, [&](int& b) { return ask(dev, b); });
+  return kept != nullptr ? *kept : 0;
 }
 
 /// The plan of steps 7 to 10: a grid of at most `kWaves` times what the GPU holds at once

@@ -24,9 +24,10 @@ template <class T, class Op>
 __global__ void __launch_bounds__(kWarpShuffleThreads)
     warp_shuffle_kernel(const T* in, T* out, long long n, T* sums, Op op, T identity, Kind kind) {
   const long long i = (long long)blockIdx.x * kWarpShuffleThreads + threadIdx.x;
+  __shared__ T warp_totals[kWarpShuffleThreads / 32];
   const T x = i < n ? in[i] : identity;
   T total;
-  const T before = block_exclusive_scan<kWarpShuffleThreads>(x, op, identity, total);
+  const T before = block_exclusive_scan<kWarpShuffleThreads>(x, op, identity, total, warp_totals);
   if (i < n) out[i] = kind == Kind::inclusive ? op(before, x) : before;  // each thread its own element
   if (sums != nullptr && threadIdx.x == 0) sums[blockIdx.x] = total;
 }

@@ -26,7 +26,7 @@
 
 #include <cstddef>
 
-#include "scan_common.cuh"
+#include "scan_05_reduce_then_scan.cuh"
 
 namespace smem::scan {
 
@@ -109,6 +109,7 @@ __global__ void __launch_bounds__(kThreads, kTileMinBlocks)
     decoupled_look_back_kernel(const T* in, T* out, long long n, TileStates<T> states, unsigned* counter, Op op,
                                T identity, Kind kind) {
   __shared__ __align__(16) T smem[kTileSmem<T, kThreads, kItems>];
+  __shared__ T warp_totals[kThreads / 32];
   __shared__ unsigned tile_number;
   __shared__ T tile_prefix;
   if (threadIdx.x == 0) tile_number = counter != nullptr ? atomicAdd(counter, 1u) : 0u;
@@ -117,7 +118,7 @@ __global__ void __launch_bounds__(kThreads, kTileMinBlocks)
   T items[kItems];
   load_tile<kThreads>(in, n, tile, items, identity, smem);
   T total;
-  const T before = block_exclusive_scan<kThreads>(thread_scan(items, op), op, identity, total);
+  const T before = block_exclusive_scan<kThreads>(thread_scan(items, op), op, identity, total, warp_totals);
   if (threadIdx.x < 32) {
     T prefix = identity;
     if (counter != nullptr && tile == 0) {

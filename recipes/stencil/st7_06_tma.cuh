@@ -40,12 +40,24 @@
 #include <cstdint>
 
 #include "st7_04_registers.cuh"
+#include "stencil_sm90.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "st7_06_tma.cuh needs TMA: compile for sm_90 or newer (e.g. -arch=sm_90)"
 #endif
 
 namespace smem::stencil {
+
+/// TMA load: the box of a 3D map with corner (x, y, z) into shared memory at dst (128-byte
+/// aligned); its bytes complete on `bar`. Coordinates may be negative.
+__device__ __forceinline__ void tma_load_3d(float* dst, const CUtensorMap* map, int x, int y, int z,
+                                            std::uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+      "[%5];\n" ::"r"(smem_u32(dst)),
+      "l"(map), "r"(x), "r"(y), "r"(z), "r"(smem_u32(bar))
+      : "memory");
+}
 
 //! [plane slab]
 /// Step 6's block and slots. Block: 32 x 8 threads; thread (tx, ty) owns kVecs 16-byte vectors of
@@ -97,7 +109,8 @@ static __global__ void __launch_bounds__(PlaneSlab::kThreads)
   // all zeros either way, and x0 + kTileX would pass INT_MAX for an nx near it.
   const int x_right = min(x0, nx - S::kTileX) + S::kTileX;
   if (threadIdx.x == 0 && threadIdx.y == 0) {
-    for (int i = 0; i < outputs + 2; ++i) mbar_init(&full[i]);
+    for (int i = 0; i < outputs + 2; ++i) mbar_init(&full[i], 1);
+    fence_barrier_init();
     for (int i = 0; i < outputs + 2; ++i) {  // input plane z0 - 1 + i into slot i, all at once
       float* slot = slots + i * S::kSlotWords;
       mbar_arrive_expect_tx(&full[i], S::kBoxBytes);

@@ -50,8 +50,6 @@
 ///   arrays refused: 1 x 13 x (2^31 - 3) for 7-point step 2 (104 GiB each), more than 900 GiB
 ///   each for every other step.
 #pragma once
-#include <cuda.h>
-#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -214,105 +212,5 @@ __host__ __device__ inline float4 seven_point4(const Coefficients& c, float4 u, 
                      seven_point(c, u.w, u.z, xr, ym.w, yp.w, zm.w, zp.w));
 }
 //! [seven point]
-
-//! [tma]
-// ---- Hopper (sm_90): the TMA steps' tensor maps, mbarriers and bulk tensor copies. ----
-
-/// cuTensorMapEncodeTiled, taken from the driver through the runtime once (no -lcuda needed);
-/// null if the driver does not have it.
-inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found) !=
-            cudaSuccess ||
-        found != cudaDriverEntryPointSuccess)
-      f = nullptr;
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
-  }();
-  return fn;
-}
-
-/// The tensor map of a dense fp32 array of `rank` dimensions (dims[0] the fastest), read or
-/// written in boxes of box[0] x box[1] x ...; a box that reaches outside the array is filled with
-/// zeros there: the stencils' zero padding. `promotion` widens each L2 miss the box causes (a
-/// box whose rows start and end inside a 256-byte line drags the rest of the line in with 256B:
-/// neighbours' bytes, which they may still read from L2; NONE reads the sectors the box covers).
-/// TMA needs a 16-byte aligned base and rows of a multiple of 16 bytes; false when the array
-/// breaks that or the driver refuses it.
-inline bool make_float_map(CUtensorMap* map, const float* g, int rank, const long long* dims, const int* box,
-                           CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B) {
-  const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
-  if (encode == nullptr || rank < 1 || rank > 3 || reinterpret_cast<std::uintptr_t>(g) % 16 != 0 || dims[0] % 4 != 0)
-    return false;
-  cuuint64_t size[3], stride[2], bytes = sizeof(float);  // stride[i - 1]: bytes between steps of dimension i
-  cuuint32_t box_size[3], unit[3] = {1, 1, 1};
-  for (int i = 0; i < rank; ++i) {
-    if (i > 0) stride[i - 1] = bytes;
-    size[i] = cuuint64_t(dims[i]);
-    box_size[i] = cuuint32_t(box[i]);
-    bytes *= size[i];
-  }
-  return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, cuuint32_t(rank), const_cast<float*>(g), size, stride, box_size,
-                unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, promotion,
-                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-}
-
-__device__ __forceinline__ unsigned smem_u32(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
-
-/// An mbarrier whose phase completes when one thread has arrived and every byte it announced has
-/// landed; its initialization made visible to TMA (the async proxy).
-__device__ __forceinline__ void mbar_init(std::uint64_t* bar) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_u32(bar)));
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
-/// Arrives and announces `bytes` to land on the current phase.
-__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
-}
-/// Waits until the phase of parity `parity` has completed.
-__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
-  unsigned done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(smem_u32(bar)), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-/// TMA load: the box of a 2D map with corner (x, y) into shared memory at dst (128-byte
-/// aligned); its bytes complete on `bar`. Coordinates may be negative.
-__device__ __forceinline__ void tma_load_2d(float* dst, const CUtensorMap* map, int x, int y, std::uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
-          "r"(smem_u32(dst)), "l"(map), "r"(x), "r"(y), "r"(smem_u32(bar))
-      : "memory");
-}
-/// TMA load: the box of a 3D map with corner (x, y, z), as tma_load_2d.
-__device__ __forceinline__ void tma_load_3d(float* dst, const CUtensorMap* map, int x, int y, int z,
-                                            std::uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
-      "[%5];\n" ::"r"(smem_u32(dst)),
-      "l"(map), "r"(x), "r"(y), "r"(z), "r"(smem_u32(bar))
-      : "memory");
-}
-/// TMA store: the box of a 2D map with corner (x, y) from shared memory at src (128-byte
-/// aligned); the parts of the box outside the array are not written. One bulk group per commit.
-__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, int x, int y, const float* src) {
-  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(map), "r"(x),
-               "r"(y), "r"(smem_u32(src))
-               : "memory");
-}
-__device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-/// Waits until all but the kPending most recent store groups have read their shared memory.
-template <int kPending>
-__device__ __forceinline__ void tma_store_wait_read() {
-  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
-}
-/// Orders this thread's shared-memory writes before later TMA (async proxy) reads of them.
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-//! [tma]
 
 }  // namespace smem::stencil

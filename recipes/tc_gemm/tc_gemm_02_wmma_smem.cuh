@@ -17,7 +17,7 @@
 
 #include <cstddef>
 
-#include "tc_gemm_common.cuh"
+#include "tc_gemm_sm80.cuh"
 
 namespace smem::tc_gemm {
 

@@ -18,7 +18,7 @@
 
 #include <cstddef>
 
-#include "tc_gemm_common.cuh"
+#include "tc_gemm_sm80.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 #error "tc_gemm_03_mma_ldmatrix.cuh needs bf16 mma.sync: compile for sm_80 or newer (e.g. -arch=sm_80)"

@@ -33,13 +33,56 @@
 #include <cstddef>
 #include <type_traits>
 
-#include "tc_gemm_common.cuh"
+#include "tc_gemm_sm80.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 #error "tc_gemm_06_multistage.cuh needs cp.async and bf16 mma.sync: compile for sm_80 or newer (e.g. -arch=sm_80)"
 #endif
 
 namespace smem::tc_gemm {
+
+//! [cp.async]
+/// 16-byte copy global -> shared; bytes past src_bytes (0 to 16) are zero-filled.
+__device__ __forceinline__ void cp_async_16(bf16* dst, const bf16* src, int src_bytes) {
+  const unsigned s = unsigned(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+}
+
+/// load_tile's copy with `cp.async` (16-byte aligned rows only): no registers, completion by commit
+/// groups; what lies past the matrix is zero-filled by the copy's source size. The corner as there.
+template <int ROWS, int COLS, int kThreads, class Layout>
+__device__ __forceinline__ void copy_tile_async(bf16* s, const bf16* g, int ld, int r0, int c0, int rows_total,
+                                                int cols_total) {
+  static_assert(ROWS * COLS % (8 * kThreads) == 0, "every thread copies the same number of chunks");
+  static_assert((ROWS & (ROWS - 1)) == 0 && (COLS & (COLS - 1)) == 0, "power-of-two tiles: no overflow");
+#pragma unroll
+  for (int i = 0; i < ROWS * COLS / (8 * kThreads); ++i) {
+    const int r = chunk_row(threadIdx.x, i, kThreads, COLS), c = chunk_col(threadIdx.x, i, kThreads, COLS);
+    const int gr = r0 + r, gc = c0 + c;
+    const int left = cols_total - gc;  // elements of this row from gc on
+    const int bytes = gr < rows_total && left > 0 ? (left >= 8 ? 16 : 2 * left) : 0;
+    cp_async_16(s + Layout::offset(r, c), bytes ? g + std::size_t(gr) * ld + gc : g, bytes);
+  }
+}
+
+/// copy_tile_async for a tile wholly inside the matrix: no bounds, no zero fill. `g` and `s`
+/// point at the thread's first chunk (copy 0) in global and shared memory; copy i is kRowsPerPass
+/// rows further in both, which in a swizzled tile is the same chunk column because the swizzle
+/// repeats every 8 rows. Two address adds per 16 bytes instead of a bounds check.
+template <int ROWS, int COLS, int kThreads, class Layout>
+__device__ __forceinline__ void copy_tile_async_interior(bf16* s, const bf16* g, int ld) {
+  constexpr int kRowsPerPass = kThreads * 8 / COLS;
+  static_assert(kRowsPerPass % 8 == 0 && ROWS % kRowsPerPass == 0, "whole passes of 8-row swizzle periods");
+#pragma unroll
+  for (int i = 0; i < ROWS / kRowsPerPass; ++i)
+    cp_async_16(s + i * kRowsPerPass * Layout::kLd, g + std::size_t(i) * kRowsPerPass * ld, 16);
+}
+//! [cp.async]
 
 //! [shape]
 /// Block tile BM x BN x BK, warp tile WM x WN, Stages shared-memory stages of swizzled tiles.

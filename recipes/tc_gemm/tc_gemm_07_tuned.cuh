@@ -12,15 +12,13 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include <atomic>
-
 #include "tc_gemm_06_multistage.cuh"
 
 //! [tuned table]
 /// The tuned table: X(cc, sms, smem_per_sm, regs_per_sm, max_mn, BM, BN, BK, WM, WN, stages)
 /// entries, as in the SGEMM's; the first entry of the GPU's key whose max_mn is at least M N is
 /// taken. `./cookbook tune tc_gemm` writes a GPU's entries from its timings of the benchmark's
-/// candidate shapes (tools/tc_gemm_tune.py says how it picks them); the H100's run is
+/// candidate shapes (tools/tune.py says how it picks them); the H100's run is
 /// `results/h100-80gb-hbm3/tc_gemm_tune.json`. The H100 and the H200 have the same key (compute
 /// capability 9.0, 132 SMs, 228 KB of shared memory and 65536 registers per SM), so they share
 /// their entries: outputs up to 1024 x 1024 take 128 x 64 blocks, which fill the SMs; larger ones
@@ -39,21 +37,19 @@ namespace detail {
 /// Blocks of shape S's kernel one SM holds at once, once per device; 0 when it does not fit.
 template <class S>
 int resident_blocks() {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int> cache[kMaxDevices];  // blocks + 1; 0 unread
+  static PerDevice<int, kMaxDevices> resident;
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return 0;
-  if (const int c = cache[dev].load(std::memory_order_relaxed); c > 0) return c - 1;
-  int blocks = 0;
-  if (cudaFuncSetAttribute(multistage_kernel<S, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           S::kSmemBytes) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, multistage_kernel<S, true>, S::kThreads,
-                                                    S::kSmemBytes) != cudaSuccess) {
-    cudaGetLastError();
-    blocks = 0;
-  }
-  cache[dev].store(blocks + 1, std::memory_order_relaxed);
-  return blocks;
+  return *resident.made_once(dev, [](int& blocks) {
+    if (cudaFuncSetAttribute(multistage_kernel<S, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             S::kSmemBytes) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, multistage_kernel<S, true>, S::kThreads,
+                                                      S::kSmemBytes) != cudaSuccess) {
+      cudaGetLastError();
+      blocks = 0;
+    }
+    return true;  // kept, 0 included
+  });
 }
 
 }  // namespace detail

@@ -18,13 +18,12 @@
 /// leading dimension a multiple of 8). Other operands are rejected with cudaErrorInvalidValue;
 /// steps 1 to 7 take them.
 #pragma once
-#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstdint>
 
-#include "tc_gemm_common.cuh"
+#include "tc_gemm_sm90.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "tc_gemm_08_tma.cuh needs TMA and mbarrier transactions: compile for sm_90 or newer (e.g. -arch=sm_90a)"
@@ -38,7 +37,7 @@ struct TmaMmaShape : TmaStage<128, 256, 64> {
   static constexpr int kBM = 128, kBN = 256, kBK = 64, kWM = 64, kWN = 64, kStages = 3;
   static constexpr int kWarpsN = kBN / kWN, kThreads = 32 * (kBM / kWM) * kWarpsN;
   static constexpr int kMI = kWM / 16, kNJ = kWN / 8;
-  static constexpr unsigned kSmemBytes = kStages * kBytes + 1024;  // + alignment to 1024
+  static constexpr unsigned kSmemBytes = smem_bytes(kStages);
 };
 
 //! [tma kernel]
@@ -49,7 +48,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   constexpr int BM = S::kBM, BN = S::kBN, BK = S::kBK, kStages = S::kStages;
   extern __shared__ unsigned char smem_raw[];
   __shared__ std::uint64_t full[kStages];  // phase n of full[s]: window s + n kStages has landed
-  bf16* smem = reinterpret_cast<bf16*>(align_1024(smem_raw));
+  bf16* smem = reinterpret_cast<bf16*>(S::LA::align(smem_raw));
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const TileCoord t = row_major_tile(int(tiles(N, BN)));
   const int m0 = t.m * BM, n0 = t.n * BN;
@@ -99,8 +98,7 @@ inline Plan<TmaKernel> tma_plan(int M, int N, int, const bf16* A, int lda, const
 /// D = alpha * A * B + beta * C: TMA into swizzled stages, mma.sync from them.
 inline cudaError_t tma(int M, int N, int K, float alpha, const bf16* A, int lda, const bf16* B, int ldb, float beta,
                        const bf16* C, int ldc, bf16* D, int ldd, cudaStream_t stream = nullptr) {
-  return launch_tma(tma_plan, TmaMmaShape::kBM, TmaMmaShape::kBK, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, D, ldd,
-                    stream);
+  return launch_tma<TmaMmaShape>(tma_plan, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, D, ldd, stream);
 }
 
 }  // namespace smem::tc_gemm

@@ -5,7 +5,7 @@
 /// Change from step 8: no ldmatrix and no mma.sync. `wgmma.mma_async` is issued by a warpgroup (4
 /// warps, 128 threads) at once and reads both operands from shared memory itself: a 64-bit
 /// descriptor gives the tile's address, its 128-byte swizzle and the byte strides between its 8-row
-/// groups (sw128_desc), so the layout TMA wrote is the layout the tensor cores read, with no
+/// groups (TmaTile::desc), so the layout TMA wrote is the layout the tensor cores read, with no
 /// register copy of A or B. One instruction multiplies 64 x 16 by 16 x 128; the accumulators stay
 /// in registers (64 per thread per m64 block). A is K-major (rows of 64 k); B, row-major K x N, is
 /// MN-major, which the instruction's transpose flag for B accepts. The instruction is asynchronous:
@@ -15,13 +15,12 @@
 /// The block is one warpgroup with a 128 x 128 tile (two m64 blocks) and two stages: TMA fills one
 /// while the tensor cores read the other. wgmma needs the arch-specific target sm_90a.
 #pragma once
-#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstdint>
 
-#include "tc_gemm_common.cuh"
+#include "tc_gemm_sm90.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "tc_gemm_09_wgmma.cuh needs wgmma: compile for sm_90a (e.g. -arch=sm_90a)"
@@ -32,7 +31,7 @@ namespace smem::tc_gemm {
 /// 128 x 128 x 64 block tile, one warpgroup, two stages.
 struct WgmmaShape : TmaStage<128, 128, 64> {
   static constexpr int kBM = 128, kBN = 128, kBK = 64, kStages = 2, kThreads = 128;
-  static constexpr unsigned kSmemBytes = kStages * kBytes + 1024;
+  static constexpr unsigned kSmemBytes = smem_bytes(kStages);
 };
 
 //! [wgmma kernel]
@@ -44,7 +43,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   constexpr int BM = S::kBM, BN = S::kBN, BK = S::kBK, kStages = S::kStages;
   extern __shared__ unsigned char smem_raw[];
   __shared__ std::uint64_t full[kStages];
-  bf16* smem = reinterpret_cast<bf16*>(align_1024(smem_raw));
+  bf16* smem = reinterpret_cast<bf16*>(S::LA::align(smem_raw));
   const TileCoord t = row_major_tile(int(tiles(N, BN)));
   const int m0 = t.m * BM, n0 = t.n * BN;
   const int tiles_k = int(tiles(K, BK));
@@ -99,8 +98,7 @@ inline Plan<TmaKernel> wgmma_plan(int M, int N, int, const bf16* A, int lda, con
 /// D = alpha * A * B + beta * C: one warpgroup's wgmma on TMA double buffers.
 inline cudaError_t wgmma(int M, int N, int K, float alpha, const bf16* A, int lda, const bf16* B, int ldb, float beta,
                          const bf16* C, int ldc, bf16* D, int ldd, cudaStream_t stream = nullptr) {
-  return launch_tma(wgmma_plan, WgmmaShape::kBM, WgmmaShape::kBK, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, D, ldd,
-                    stream);
+  return launch_tma<WgmmaShape>(wgmma_plan, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, D, ldd, stream);
 }
 
 }  // namespace smem::tc_gemm

@@ -17,13 +17,12 @@
 /// while it waits on `empty` its own warpgroup cannot issue (step 11 gives the copies a warp of
 /// their own).
 #pragma once
-#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstdint>
 
-#include "tc_gemm_common.cuh"
+#include "tc_gemm_sm90.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "tc_gemm_10_ring.cuh needs wgmma: compile for sm_90a (e.g. -arch=sm_90a)"
@@ -34,7 +33,7 @@ namespace smem::tc_gemm {
 /// 128 x 256 x 64 block tile, kConsumers warpgroups of 64 x 256, kStages stages.
 struct RingShape : TmaStage<128, 256, 64> {
   static constexpr int kBM = 128, kBN = 256, kBK = 64, kStages = 4, kConsumers = 2, kThreads = 128 * kConsumers;
-  static constexpr unsigned kSmemBytes = kStages * kBytes + 1024;
+  static constexpr unsigned kSmemBytes = smem_bytes(kStages);
 };
 
 //! [ring kernel]
@@ -46,7 +45,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   constexpr int BM = S::kBM, BN = S::kBN, BK = S::kBK, kStages = S::kStages;
   extern __shared__ unsigned char smem_raw[];
   __shared__ std::uint64_t full[kStages], empty[kStages];
-  bf16* smem = reinterpret_cast<bf16*>(align_1024(smem_raw));
+  bf16* smem = reinterpret_cast<bf16*>(S::LA::align(smem_raw));
   const TileCoord t = row_major_tile(int(tiles(N, BN)));
   const int m0 = t.m * BM, n0 = t.n * BN;
   const int tiles_k = int(tiles(K, BK));
@@ -102,8 +101,7 @@ inline Plan<TmaKernel> ring_plan(int M, int N, int, const bf16* A, int lda, cons
 /// D = alpha * A * B + beta * C: a four-stage full/empty mbarrier ring, two consumer warpgroups.
 inline cudaError_t ring(int M, int N, int K, float alpha, const bf16* A, int lda, const bf16* B, int ldb, float beta,
                         const bf16* C, int ldc, bf16* D, int ldd, cudaStream_t stream = nullptr) {
-  return launch_tma(ring_plan, RingShape::kBM, RingShape::kBK, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, D, ldd,
-                    stream);
+  return launch_tma<RingShape>(ring_plan, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, D, ldd, stream);
 }
 
 }  // namespace smem::tc_gemm

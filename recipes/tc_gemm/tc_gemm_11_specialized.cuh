@@ -10,13 +10,12 @@
 /// producer warpgroup to 40 registers per thread and raises the consumers to 232, which the
 /// accumulators, descriptors and epilogue need without spilling.
 #pragma once
-#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstdint>
 
-#include "tc_gemm_common.cuh"
+#include "tc_gemm_sm90.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "tc_gemm_11_specialized.cuh needs wgmma and setmaxnreg: compile for sm_90a (e.g. -arch=sm_90a)"
@@ -29,7 +28,7 @@ struct SpecializedShape : TmaStage<128, 256, 64> {
   static constexpr int kBM = 128, kBN = 256, kBK = 64, kStages = 4, kConsumers = 2;
   static constexpr int kThreads = 128 * (kConsumers + 1);
   static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
-  static constexpr unsigned kSmemBytes = kStages * kBytes + 1024;
+  static constexpr unsigned kSmemBytes = smem_bytes(kStages);
 };
 
 //! [specialized kernel]
@@ -41,7 +40,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   constexpr int BM = S::kBM, BN = S::kBN, BK = S::kBK, kStages = S::kStages;
   extern __shared__ unsigned char smem_raw[];
   __shared__ std::uint64_t full[kStages], empty[kStages];
-  bf16* smem = reinterpret_cast<bf16*>(align_1024(smem_raw));
+  bf16* smem = reinterpret_cast<bf16*>(S::LA::align(smem_raw));
   const TileCoord t = row_major_tile(int(tiles(N, BN)));
   const int m0 = t.m * BM, n0 = t.n * BN;
   const int tiles_k = int(tiles(K, BK));
@@ -102,8 +101,7 @@ inline Plan<TmaKernel> specialized_plan(int M, int N, int, const bf16* A, int ld
 /// D = alpha * A * B + beta * C: a TMA producer warpgroup and two wgmma consumer warpgroups.
 inline cudaError_t specialized(int M, int N, int K, float alpha, const bf16* A, int lda, const bf16* B, int ldb,
                                float beta, const bf16* C, int ldc, bf16* D, int ldd, cudaStream_t stream = nullptr) {
-  return launch_tma(specialized_plan, SpecializedShape::kBM, SpecializedShape::kBK, M, N, K, alpha, A, lda, B, ldb,
-                    beta, C, ldc, D, ldd, stream);
+  return launch_tma<SpecializedShape>(specialized_plan, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, D, ldd, stream);
 }
 
 }  // namespace smem::tc_gemm

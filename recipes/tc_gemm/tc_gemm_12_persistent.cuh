@@ -13,18 +13,16 @@
 /// writes them one 64 x 64 panel at a time into a swizzled staging buffer (TmaTile, conflict-free
 /// 4-byte writes), and one thread stores the panel with `cp.async.bulk.tensor` (rows past M are
 /// clipped by the copy; a panel that ends inside a 16-byte chunk of a row is stored by the threads;
-/// store_tile_tma in tc_gemm_common.cuh, whose two halves, pack_tile and the panel stores of
-/// store_packed_tma, step 13 calls apart). Two staging buffers per warpgroup alternate, so writing
-/// a panel overlaps storing the one before. D too must then have 16-byte aligned rows
-/// (cudaErrorInvalidValue otherwise).
+/// store_tile_tma: pack_tile, then the panel stores of store_packed_tma, which step 13 calls
+/// apart). Two staging buffers per warpgroup alternate, so writing a panel overlaps storing the one
+/// before. D too must then have 16-byte aligned rows (cudaErrorInvalidValue otherwise).
 #pragma once
-#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstdint>
 
-#include "tc_gemm_common.cuh"
+#include "tc_gemm_sm90.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "tc_gemm_12_persistent.cuh needs wgmma and setmaxnreg: compile for sm_90a (e.g. -arch=sm_90a)"
@@ -34,6 +32,23 @@ namespace smem::tc_gemm {
 
 /// Step 11's tile, ring and warpgroups, plus two 64 x 64 staging panels per consumer.
 using PersistentShape = PersistentShapeOf<256, 4>;
+
+/// The kernel of step 12, which stores D with TMA: (a_map, b_map, d_map, M, N, K, alpha, beta, C,
+/// ldc, D, ldd); D itself for the columns TMA cannot store alone (see store_packed_panel).
+using TmaStoreKernel = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, int, int, int, float, float,
+                                const bf16*, int, bf16*, int);
+
+//! [tma store]
+/// pack_tile, then store_packed_tma: a finished tile stored at once.
+template <int BN, class LD>
+__device__ __forceinline__ void store_tile_tma(const float (&d)[BN / 2], bf16* stage, const CUtensorMap* d_map,
+                                               int row0, int col0, int M, int N, float alpha, float beta, const bf16* C,
+                                               int ldc, bf16* D, int ldd, int bar_id) {
+  unsigned v[BN / 4];
+  pack_tile<BN>(d, v, row0, col0, M, N, alpha, beta, C, ldc);
+  store_packed_tma<BN, LD>(v, stage, d_map, row0, col0, M, N, D, ldd, bar_id);
+}
+//! [tma store]
 
 //! [persistent kernel]
 template <class S>
@@ -45,7 +60,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   constexpr int BM = S::kBM, BN = S::kBN, BK = S::kBK, kStages = S::kStages;
   extern __shared__ unsigned char smem_raw[];
   __shared__ std::uint64_t full[kStages], empty[kStages];
-  bf16* smem = reinterpret_cast<bf16*>(align_1024(smem_raw));
+  bf16* smem = reinterpret_cast<bf16*>(S::LA::align(smem_raw));
   const int tiles_n = int(tiles(N, BN)), tiles_k = int(tiles(K, BK));
   const int num_tiles = int(tiles(M, BM)) * tiles_n;  // far below 2^31 - gridDim.x: M N <= kMaxOutputElements
 
@@ -121,8 +136,7 @@ inline Plan<TmaStoreKernel> persistent_plan(int M, int N, int, const bf16* A, in
 /// D = alpha * A * B + beta * C: step 11 made persistent, with a TMA-store epilogue.
 inline cudaError_t persistent(int M, int N, int K, float alpha, const bf16* A, int lda, const bf16* B, int ldb,
                               float beta, const bf16* C, int ldc, bf16* D, int ldd, cudaStream_t stream = nullptr) {
-  return launch_tma(persistent_plan, PersistentShape::kBM, PersistentShape::kBK, M, N, K, alpha, A, lda, B, ldb, beta,
-                    C, ldc, D, ldd, stream);
+  return launch_tma<PersistentShape>(persistent_plan, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, D, ldd, stream);
 }
 
 }  // namespace smem::tc_gemm

@@ -34,16 +34,14 @@
 /// them; here the stores overlap the tensor cores' work, and spread out they interrupt it less
 /// than all at once behind the first window.
 #pragma once
-#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
 
-#include "tc_gemm_common.cuh"
+#include "tc_gemm_sm90.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "tc_gemm_13_cluster.cuh needs wgmma and thread block clusters: compile for sm_90a (e.g. -arch=sm_90a)"
@@ -81,6 +79,17 @@ __device__ __forceinline__ void mbar_arrive_cluster(std::uint64_t* bar, unsigned
       "r"(cta)
       : "memory");
 }
+/// The same box written to the same offset in the shared memory of every block of the cluster in
+/// `mask`, completing on the barrier at the same offset in each.
+__device__ __forceinline__ void tma_load_multicast(bf16* dst, const CUtensorMap* map, int c, int r, std::uint64_t* bar,
+                                                   std::uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::"
+      "complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_u32(dst)),
+      "l"(map), "r"(c), "r"(r), "r"(smem_u32(bar)), "h"(mask)
+      : "memory");
+}
 /// Every thread of every block of the cluster arrives, then waits for all the others.
 __device__ __forceinline__ void cluster_sync() {
   asm volatile(
@@ -98,6 +107,18 @@ __host__ __device__ __forceinline__ int panel_window(int p, int windows) {
   constexpr int kPanels = BN / 64, kGaps = kPanels > 1 ? kPanels - 1 : 1;
   const int first = windows > 1 ? 1 : 0, stride = windows > kPanels ? (windows - 2) / kGaps : 0;
   return first + stride * p;
+}
+/// Panel p, chosen at run time (a chain of branches, so v stays in registers).
+template <int BN, class LD, int P = 0>
+__device__ __forceinline__ void store_packed_panel_at(const unsigned (&v)[BN / 4], int p, bf16* stage,
+                                                      const CUtensorMap* d_map, int row0, int col0, int M, int N,
+                                                      bf16* D, int ldd, int bar_id) {
+  if constexpr (P < BN / 64) {
+    if (p == P)
+      store_packed_panel<BN, LD, P>(v, stage, d_map, row0, col0, M, N, D, ldd, bar_id);
+    else
+      store_packed_panel_at<BN, LD, P + 1>(v, p, stage, d_map, row0, col0, M, N, D, ldd, bar_id);
+  }
 }
 
 //! [cluster order]
@@ -122,6 +143,10 @@ __host__ __device__ inline int gpc_position(int k, int n, int group_rows) {
 }
 //! [cluster order]
 
+/// The kernel of steps 13 and 14: step 12's, and the order of its clusters (cluster_order).
+using ClusterKernel = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, int, int, int, float, float,
+                               const bf16*, int, bf16*, int, const ClusterOrder);
+
 //! [cluster kernel]
 template <class S>
 __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThreads, 1)
@@ -132,7 +157,7 @@ __global__ void __cluster_dims__(S::kClusterM, 1, 1) __launch_bounds__(S::kThrea
   constexpr int BM = S::kBM, BN = S::kBN, BK = S::kBK, kStages = S::kStages, kCM = S::kClusterM;
   extern __shared__ unsigned char smem_raw[];
   __shared__ std::uint64_t full[kStages], empty[kStages];
-  bf16* smem = reinterpret_cast<bf16*>(align_1024(smem_raw));
+  bf16* smem = reinterpret_cast<bf16*>(S::LA::align(smem_raw));
   const unsigned rank = cluster_rank();
   const int tiles_n = int(tiles(N, BN)), tiles_k = int(tiles(K, BK));
   // Far below 2^31 - gridDim.x: the plan refuses M N > kMaxOutputElements.
@@ -262,25 +287,24 @@ inline cudaError_t launch_smid(unsigned* out, int blocks, int cluster, unsigned 
 
 /// What prepare_cluster_order measured on one device for clusters of one size: the GPC label of each
 /// of the first `clusters` clusters of a launch that fills the GPU with them (clusters of one GPC
-/// share a label). `state` publishes it: 0 not measured, 1 being measured, 2 ready.
+/// share a label).
 struct MeasuredGpcs {
-  std::atomic<int> state;
   int clusters;
   unsigned short gpc[ClusterOrder::kMax];
 };
 
-/// The measurement of `device` (0 to kMaxDevices - 1) for clusters of cm (1 or 2) blocks.
-inline MeasuredGpcs& measured_gpcs_slot(int device, int cm) {
-  static MeasuredGpcs slots[kMaxDevices][2];
-  return slots[device][cm - 1];
+/// The measurements, one per device (0 to kMaxDevices - 1) and cluster size cm (1 or 2): slot
+/// 2 device + cm - 1.
+inline PerDevice<MeasuredGpcs, 2 * kMaxDevices>& measured_gpcs_slots() {
+  static PerDevice<MeasuredGpcs, 2 * kMaxDevices> slots;
+  return slots;
 }
 
-/// The measurement of `device` for clusters of cm blocks once ready, else null (prepare_cluster_order
+/// The measurement of `device` for clusters of cm blocks once made, else null (prepare_cluster_order
 /// has not made it).
 inline const MeasuredGpcs* measured_gpcs(int device, int cm) {
   if (device < 0 || device >= kMaxDevices || cm < 1 || cm > 2) return nullptr;
-  const MeasuredGpcs& m = measured_gpcs_slot(device, cm);
-  return m.state.load() == 2 ? &m : nullptr;
+  return measured_gpcs_slots().find(2 * device + cm - 1);
 }
 
 /// The GPC of each of `clusters` clusters (1 to ClusterOrder::kMax) of a launch of clusters of `cm`
@@ -349,14 +373,12 @@ inline cudaError_t prepare_cluster_order(int device) {
   if (e == cudaSuccess && current != device) e = cudaSetDevice(device);
   const bool switched = e == cudaSuccess && current != device;
   for (int cm = 1; cm <= 2 && e == cudaSuccess; ++cm) {
-    detail::MeasuredGpcs& m = detail::measured_gpcs_slot(device, cm);
-    int state = 0;
-    while (!m.state.compare_exchange_strong(state, 1) && state == 1) state = 0;  // another thread measures
-    if (state == 2) continue;                                                     // measured before
     const int clusters = std::min(sms / cm, ClusterOrder::kMax);
-    e = clusters > 0 ? detail::measure_cluster_gpcs(cm, clusters, m.gpc) : cudaErrorNotSupported;
-    m.clusters = clusters;
-    m.state.store(e == cudaSuccess ? 2 : 0);
+    detail::measured_gpcs_slots().made_once(2 * device + cm - 1, [&](detail::MeasuredGpcs& m) {
+      e = clusters > 0 ? detail::measure_cluster_gpcs(cm, clusters, m.gpc) : cudaErrorNotSupported;
+      m.clusters = clusters;
+      return e == cudaSuccess;
+    });
   }
   if (switched) cudaSetDevice(current);
   cudaThreadExchangeStreamCaptureMode(&mode);
@@ -421,8 +443,8 @@ inline Plan<ClusterKernel> cluster_plan(int M, int N, int, const bf16* A, int ld
 /// D = alpha * A * B + beta * C: step 12 in clusters of two with B multicast, grouped tile order.
 inline cudaError_t cluster(int M, int N, int K, float alpha, const bf16* A, int lda, const bf16* B, int ldb, float beta,
                            const bf16* C, int ldc, bf16* D, int ldd, cudaStream_t stream = nullptr) {
-  return launch_tma(cluster_plan, ClusterShape::kBM, ClusterShape::kBK, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, D,
-                    ldd, stream);
+  return launch_tma<ClusterShape>(cluster_plan, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, D, ldd, stream,
+                                  cluster_order);
 }
 
 }  // namespace smem::tc_gemm

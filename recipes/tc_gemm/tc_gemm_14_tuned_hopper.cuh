@@ -11,7 +11,7 @@
 ///
 /// The selection is step 7's: a table keyed on compute capability, SM count, shared memory and
 /// registers per SM, one entry per output-size class, filled from the benchmark's candidate
-/// timings (SMEM_TC_TUNE=1 times every candidate shape); where the table has no entry, a rule:
+/// timings (`./cookbook tune tc_gemm` times every candidate shape); where the table has no entry, a rule:
 /// 128 x 128 tiles while the 128 x 256 ones would leave more than half the SMs idle, step 13's
 /// shape otherwise.
 #pragma once
@@ -55,8 +55,9 @@ inline Plan<ClusterKernel> tuned_hopper_plan(int M, int N, int, const bf16* A, i
 /// D = alpha * A * B + beta * C with the tuned cluster shape for this GPU and size.
 inline cudaError_t tuned_hopper(int M, int N, int K, float alpha, const bf16* A, int lda, const bf16* B, int ldb,
                                 float beta, const bf16* C, int ldc, bf16* D, int ldd, cudaStream_t stream = nullptr) {
-  // Every candidate shape has 128-row A boxes and 64-row B boxes (BM = 128, BK = 64).
-  return launch_tma(tuned_hopper_plan, 128, 64, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, D, ldd, stream);
+  // Every candidate shape has ClusterShape's boxes: 128-row A boxes, 64-row B boxes, 64 x 64 D panels.
+  return launch_tma<ClusterShape>(tuned_hopper_plan, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, D, ldd, stream,
+                                  cluster_order);
 }
 
 }  // namespace smem::tc_gemm

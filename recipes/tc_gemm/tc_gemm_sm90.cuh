@@ -1,0 +1,467 @@
+/// \file tc_gemm_sm90.cuh
+/// \brief The Hopper kit of the tensor-core GEMM (sm_90a), what steps 8 to 14 share: the 128-byte
+/// swizzle that all their tiles use (TmaTile: the offsets, TMA boxes, wgmma descriptors, alignment
+/// and shared memory of one layout), the tensor maps and the launch that makes them, mbarriers,
+/// TMA loads and stores, `wgmma`, `setmaxnreg`, and the warp-specialized tile of steps 12 to 14
+/// with its TMA-store epilogue. The family's only header that includes <cuda.h> (the tensor maps'
+/// types; no driver library is linked).
+#pragma once
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "tc_gemm_common.cuh"
+
+namespace smem::tc_gemm {
+
+//! [tensor map]
+/// True when TMA may read or write the rows of a matrix: a 16-byte aligned base and a leading
+/// dimension that is a multiple of 16 bytes (the tensor map's stride rule). The Hopper steps return
+/// cudaErrorInvalidValue for an A or B (or D, for the TMA store) that breaks it.
+inline bool tma_rows(const bf16* p, int ld) { return aligned(p, 16) && ld % 8 == 0; }
+
+/// cuTensorMapEncodeTiled, taken from the driver through the runtime once (no -lcuda needed); null
+/// if the driver does not have it.
+inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      f = nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  }();
+  return fn;
+}
+//! [tensor map]
+
+//! [tma tile]
+/// The 128-byte swizzle, the one layout of every Hopper tile: TMA writes it (make_map), wgmma reads
+/// it (desc), ldmatrix and the epilogue's staging writes address it (offset). A ROWS x COLS bf16
+/// tile is stored as panels of 64 columns, one after the other; a panel's row is 128 bytes, the
+/// swizzle's span and a TMA box's width, and in it chunk c / 8 of row r sits at chunk
+/// (c / 8) ^ (r % 8), step 5's XOR. The hardware takes r % 8 from address bits 7 to 9, so the
+/// pattern repeats every 8 rows (kAlign = 1024 bytes) and the tile must start at such a boundary.
+template <int ROWS, int COLS>
+struct TmaTile {
+  static_assert(ROWS % 8 == 0 && ROWS <= 256 && COLS % 64 == 0, "whole 8-row groups, boxes of at most 256 rows");
+  static constexpr int kPanel = ROWS * 64;  ///< elements from one panel to the next
+  static constexpr int kElems = ROWS * COLS;
+  static constexpr unsigned kAlign = 1024;  ///< 8 rows of 128 bytes: where the pattern repeats
+  __host__ __device__ static constexpr int offset(int r, int c) {
+    return c / 64 * kPanel + r * 64 + ((c % 64 / 8) ^ (r % 8)) * 8 + c % 8;
+  }
+  /// The dynamic shared memory for `bytes` of such tiles: kAlign more, the most align() skips.
+  static constexpr unsigned smem_bytes(unsigned bytes) { return bytes + kAlign; }
+  /// The first kAlign boundary at or after p in shared memory: where the tiles start.
+  static __device__ __forceinline__ unsigned char* align(unsigned char* p) {
+    return p + (kAlign - smem_u32(p) % kAlign) % kAlign;
+  }
+  /// The tensor map of a rows x cols row-major matrix (leading dimension ld) read or written in
+  /// boxes of one panel, ROWS x 64, in this swizzle. Boxes that reach past the matrix are
+  /// zero-filled on loads; stores clip rows past the matrix, but a row only at 16-byte chunks (see
+  /// store_packed_panel). False if the driver refuses it.
+  static bool make_map(CUtensorMap* map, const bf16* g, int rows, int cols, int ld) {
+    const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+    if (encode == nullptr) return false;
+    const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
+    const cuuint64_t strides[1] = {cuuint64_t(ld) * sizeof(bf16)};
+    const cuuint32_t box[2] = {64, cuuint32_t(ROWS)}, unit[2] = {1, 1};
+    return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<bf16*>(g), dims, strides, box, unit,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  }
+  /// The wgmma descriptor of the operand at s in such a tile: start address, leading and stride
+  /// byte offsets (in 16-byte units) and layout type 1, this swizzle. The stride, from one 8-row
+  /// group to the next, is kAlign; the leading offset is one panel in an MN-major operand (B: rows
+  /// of n, panels side by side) and unused in a K-major one (A: one panel, rows of 64 k).
+  template <bool kMnMajor>
+  static __device__ __forceinline__ std::uint64_t desc(const bf16* s) {
+    static_assert(kMnMajor || COLS == 64, "a K-major operand's rows are one 128-byte span");
+    constexpr unsigned kLeading = kMnMajor ? kPanel * sizeof(bf16) : 16;
+    return std::uint64_t(smem_u32(s) >> 4 & 0x3FFF) | std::uint64_t(kLeading >> 4 & 0x3FFF) << 16 |
+           std::uint64_t(kAlign >> 4 & 0x3FFF) << 32 | std::uint64_t(1) << 62;
+  }
+};
+//! [tma tile]
+
+/// The kernel of steps 8 to 11: (a_map, b_map, M, N, K, alpha, beta, C, ldc, D, ldd).
+using TmaKernel = void (*)(const CUtensorMap, const CUtensorMap, int, int, int, float, float, const bf16*, int, bf16*,
+                           int);
+
+/// A Hopper step's launch, for its shape S: the argument checks and the tensor maps' row rule
+/// (tma_rows: A, B and, for a kernel that stores D with TMA, any but a TmaKernel, D), both before
+/// any CUDA call; then the tensor maps of A and B in S's tiles (S::LA, S::LB) and, for a kernel that
+/// stores with TMA, of D in S::LD's panels, then the plan's kernel with (a_map, b_map[, d_map], M,
+/// N, K, alpha, beta, C, ldc, D, ldd) and, per `extra`, one more argument extra(plan) (step 13: its
+/// clusters' order). cudaErrorInvalidValue when the rows break the rule, the plan is null or the
+/// driver refuses a map.
+template <class S, class Kernel, class... Extra>
+cudaError_t launch_tma(Plan<Kernel> (*plan_of)(int, int, int, const bf16*, int, const bf16*, int, const bf16*, int,
+                                               const bf16*, int),
+                       int M, int N, int K, float alpha, const bf16* A, int lda, const bf16* B, int ldb, float beta,
+                       const bf16* C, int ldc, bf16* D, int ldd, cudaStream_t stream, Extra... extra) {
+  constexpr bool kStoresD = !std::is_same_v<Kernel, TmaKernel>;
+  if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, D, ldd); a != Args::launch)
+    return finish_without_launch(a, M, N, beta, C, ldc, D, ldd, stream);
+  if (!tma_rows(A, lda) || !tma_rows(B, ldb) || (kStoresD && !tma_rows(D, ldd))) return cudaErrorInvalidValue;
+  const Plan<Kernel> p = plan_of(M, N, K, A, lda, B, ldb, C, ldc, D, ldd);
+  CUtensorMap a_map, b_map;
+  if (p.kernel == nullptr || !S::LA::make_map(&a_map, A, M, K, lda) || !S::LB::make_map(&b_map, B, K, N, ldb))
+    return cudaErrorInvalidValue;
+  if constexpr (!kStoresD) {
+    return launch(p, stream, a_map, b_map, M, N, K, alpha, beta, C, ldc, D, ldd);
+  } else {
+    CUtensorMap d_map;
+    if (!S::LD::make_map(&d_map, D, M, N, ldd)) return cudaErrorInvalidValue;
+    return launch(p, stream, a_map, b_map, d_map, M, N, K, alpha, beta, C, ldc, D, ldd, extra(p)...);
+  }
+}
+
+//! [mbarrier]
+/// An mbarrier that completes a phase when `count` threads arrived and every byte announced with
+/// expect_tx has landed.
+__device__ __forceinline__ void mbar_init(std::uint64_t* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count));
+}
+/// Makes the initialized barriers visible to the async proxy (TMA) and to the cluster.
+__device__ __forceinline__ void fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+/// Arrives once and announces `bytes` more to land on this phase.
+__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+}
+/// Waits until the phase of parity `parity` has completed.
+__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 "
+        "p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(smem_u32(bar)), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+//! [mbarrier]
+
+//! [tma]
+/// TMA: the box of `map` whose corner is (column c, row r) into shared memory at dst; its bytes
+/// complete_tx on `bar`.
+__device__ __forceinline__ void tma_load(bf16* dst, const CUtensorMap* map, int c, int r, std::uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+      ::"r"(smem_u32(dst)), "l"(map), "r"(c), "r"(r), "r"(smem_u32(bar))
+      : "memory");
+}
+/// TMA store of a box from shared memory; the part past the matrix is not written.
+__device__ __forceinline__ void tma_store(const CUtensorMap* map, int c, int r, const bf16* src) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group "
+      "[%0, {%1, %2}], [%3];\n" ::"l"(map),
+      "r"(c), "r"(r), "r"(smem_u32(src))
+      : "memory");
+}
+__device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+/// Waits until all but the kPending most recent committed stores have read their shared memory
+/// (which may then be overwritten).
+template <int kPending>
+__device__ __forceinline__ void tma_store_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
+}
+/// Orders this thread's shared-memory writes before later async-proxy (TMA) reads of them.
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+//! [tma]
+
+//! [tma stage]
+/// One pipeline stage of a BM x BN x BK block tile as TMA fills it: A's tile (one box of BM rows by
+/// 64 k) and then B's (BN / 64 boxes of BK rows by 64 columns), both TmaTile, so each starts at the
+/// swizzle's boundary when the first stage does.
+template <int BM, int BN, int BK>
+struct TmaStage {
+  static_assert(BK == 64, "a row of A's tile is one 128-byte swizzle span");
+  static_assert(BM % 64 == 0 && BN % 64 == 0, "whole wgmma blocks");
+  using LA = TmaTile<BM, BK>;
+  using LB = TmaTile<BK, BN>;
+  static constexpr int kAElems = LA::kElems, kElems = kAElems + LB::kElems;
+  static constexpr unsigned kBytes = kElems * sizeof(bf16);
+  static_assert(kAElems * sizeof(bf16) % LA::kAlign == 0 && kBytes % LA::kAlign == 0, "tiles at 1024-byte steps");
+  /// The dynamic shared memory of `stages` stages and `more` bytes after them (TmaTile::smem_bytes).
+  static constexpr unsigned smem_bytes(int stages, unsigned more = 0) { return LA::smem_bytes(stages * kBytes + more); }
+  /// Window kt of the block tile at (m0, n0) into the stage at s, its bytes announced on bar (one
+  /// thread issues it).
+  __device__ static void load(bf16* s, const CUtensorMap* a_map, const CUtensorMap* b_map, int m0, int n0, int kt,
+                              std::uint64_t* bar) {
+    mbar_arrive_expect_tx(bar, kBytes);
+    tma_load(s, a_map, kt * BK, m0, bar);
+#pragma unroll
+    for (int p = 0; p < BN / 64; ++p) tma_load(s + kAElems + p * LB::kPanel, b_map, n0 + 64 * p, kt * BK, bar);
+  }
+};
+//! [tma stage]
+
+//! [wgmma descriptors]
+/// The descriptors of the k16 slice at column kk of an A tile (K-major; inside the 128-byte swizzle
+/// a k step is a 32-byte move of the start address) and at row kk of a B tile (MN-major).
+template <class LA>
+__device__ __forceinline__ std::uint64_t a_desc(const bf16* As, int row, int kk) {
+  return LA::template desc<false>(As + LA::offset(row, 0) + kk);
+}
+template <class LB>
+__device__ __forceinline__ std::uint64_t b_desc(const bf16* Bs, int kk) {
+  return LB::template desc<true>(Bs + LB::offset(kk, 0));
+}
+/// The descriptors of every stage of a ring of S's stages at `smem`, from a pair built once. A
+/// descriptor's low 32 bits hold the start address in 16-byte units (a 14-bit field, and the ring
+/// lies in the block's shared memory, below 256 KiB), so the operand of another stage, row block
+/// or k slice is one 32-bit add away; built from its address each time (a_desc, b_desc), every
+/// descriptor is a chain of shifts, masks and ors that the consumer warps issue between wgmma
+/// groups.
+template <class S>
+struct RingDescs {
+  std::uint64_t a0, b0;  ///< stage 0: A at row 0, k 0; B at k 0
+  __device__ explicit RingDescs(const bf16* smem)
+      : a0(a_desc<typename S::LA>(smem, 0, 0)), b0(b_desc<typename S::LB>(smem + S::kAElems, 0)) {}
+  __device__ std::uint64_t a(int s, int row, int kk) const {
+    return advance(a0, s * S::kBytes + (S::LA::offset(row, 0) + kk) * sizeof(bf16));
+  }
+  __device__ std::uint64_t b(int s, int kk) const {
+    return advance(b0, s * S::kBytes + S::LB::offset(kk, 0) * sizeof(bf16));
+  }
+  __device__ static std::uint64_t advance(std::uint64_t d, unsigned bytes) {
+    return (d >> 32 << 32) | (unsigned(d) + bytes / 16);
+  }
+};
+//! [wgmma descriptors]
+
+//! [wgmma]
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+/// Waits until at most kPending committed wgmma groups of this warpgroup are still running.
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+/// Keeps the compiler from moving accumulator reads or writes across wgmma_fence/wgmma_wait.
+template <int N>
+__device__ __forceinline__ void fence_acc(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+#define SMEM_ACC8(i)                                                                                              \
+  "+f"(d[i + 0]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), \
+      "+f"(d[i + 7])
+/// d[64] = A (64 x 16) * B (16 x 128) + (accumulate ? d : 0), one warpgroup.
+__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], std::uint64_t a, std::uint64_t b, bool accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      "}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+      : SMEM_ACC8(0), SMEM_ACC8(8), SMEM_ACC8(16), SMEM_ACC8(24), SMEM_ACC8(32), SMEM_ACC8(40), SMEM_ACC8(48),
+        SMEM_ACC8(56)
+      : "l"(a), "l"(b), "r"(int(accumulate)));
+}
+
+/// d[128] = A (64 x 16) * B (16 x 256) + (accumulate ? d : 0), one warpgroup.
+__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t a, std::uint64_t b, bool accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+      "}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+      : SMEM_ACC8(0), SMEM_ACC8(8), SMEM_ACC8(16), SMEM_ACC8(24), SMEM_ACC8(32), SMEM_ACC8(40), SMEM_ACC8(48),
+        SMEM_ACC8(56), SMEM_ACC8(64), SMEM_ACC8(72), SMEM_ACC8(80), SMEM_ACC8(88), SMEM_ACC8(96), SMEM_ACC8(104),
+        SMEM_ACC8(112), SMEM_ACC8(120)
+      : "l"(a), "l"(b), "r"(int(accumulate)));
+}
+
+#undef SMEM_ACC8
+
+/// d = A (64 x 16) * B (16 x N) + (accumulate ? d : 0): the m64nNk16 wgmma for N = 128 or 256.
+template <int N>
+__device__ __forceinline__ void wgmma_tile(float (&d)[N / 2], std::uint64_t a, std::uint64_t b, bool accumulate) {
+  static_assert(N == 128 || N == 256, "the wgmma widths this family uses");
+  if constexpr (N == 128)
+    wgmma_m64n128k16(d, a, b, accumulate);
+  else
+    wgmma_m64n256k16(d, a, b, accumulate);
+}
+//! [wgmma]
+
+/// This thread's warpgroup, threadIdx.x / 128, read from lane 0: the compiler then knows that it is
+/// the same in the whole warp and keeps what is computed from it (the descriptors) in uniform
+/// registers, which wgmma takes without a move.
+__device__ __forceinline__ int warpgroup() { return __shfl_sync(0xffffffffu, int(threadIdx.x) / 128, 0); }
+
+/// Moves this warpgroup's registers per thread to kRegs (setmaxnreg): down for a producer that
+/// needs few, up for the consumers that hold the accumulators.
+template <int kRegs>
+__device__ __forceinline__ void regs_down() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+template <int kRegs>
+__device__ __forceinline__ void regs_up() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+/// A barrier of `threads` threads on hardware barrier `id` (0 is __syncthreads'): one warpgroup
+/// synchronizes without stopping the others.
+__device__ __forceinline__ void named_barrier(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+//! [wgmma epilogue]
+/// Where an m64nN wgmma's accumulators lie in its 64 x N tile: thread t of the warpgroup holds
+/// row acc_row(t, h) and columns acc_col(t, j) + e in d[4 j + 2 h + e] (h, e in {0, 1}).
+__device__ __forceinline__ int acc_row(int t, int h) { return 16 * (t / 32) + t % 32 / 4 + 8 * h; }
+__device__ __forceinline__ int acc_col(int t, int j) { return 8 * j + 2 * (t % 4); }
+
+/// D = alpha acc + beta C for the accumulators of one m64nN wgmma whose tile corner is (row0,
+/// col0). Pairs of columns go out as one 4-byte store where D (and C) allow it.
+template <int N>
+__device__ __forceinline__ void store_wgmma_acc(const float (&d)[N / 2], int row0, int col0, int M, int N_, float alpha,
+                                                float beta, const bf16* C, int ldc, bf16* D, int ldd) {
+  const int t = threadIdx.x % 128;
+  const bool pairs = ldd % 2 == 0 && aligned(D, 4) && (beta == 0.0f || (ldc % 2 == 0 && aligned(C, 4)));
+#pragma unroll
+  for (int j = 0; j < N / 8; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = row0 + acc_row(t, h), c = col0 + acc_col(t, j);
+      if (r >= M || c >= N_) continue;
+      const float v0 = d[4 * j + 2 * h], v1 = d[4 * j + 2 * h + 1];
+      if (pairs && c + 1 < N_) {
+        float2 v = make_float2(alpha * v0, alpha * v1);
+        if (beta != 0.0f) {
+          const float2 cv = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(C + std::size_t(r) * ldc + c));
+          v.x += beta * cv.x, v.y += beta * cv.y;
+        }
+        *reinterpret_cast<__nv_bfloat162*>(D + std::size_t(r) * ldd + c) = __float22bfloat162_rn(v);
+      } else {
+        store_d(r, c, v0, M, N_, alpha, beta, C, ldc, D, ldd);
+        store_d(r, c + 1, v1, M, N_, alpha, beta, C, ldc, D, ldd);
+      }
+    }
+}
+//! [wgmma epilogue]
+
+/// The warp-specialized tile of steps 12 to 14: 128 x BN x 64 windows in a ring of Stages, one
+/// producer warpgroup and two consumer warpgroups of 64 x BN each, plus two 64 x 64 staging
+/// panels of D per consumer for the TMA-store epilogue.
+template <int BN, int Stages>
+struct PersistentShapeOf : TmaStage<128, BN, 64> {
+  static constexpr int kBM = 128, kBN = BN, kBK = 64, kStages = Stages, kConsumers = 2;
+  static constexpr int kThreads = 128 * (kConsumers + 1);
+  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+  using LD = TmaTile<64, 64>;  ///< one staging panel of D
+  static constexpr int kPanelElems = LD::kElems;
+  static constexpr unsigned kSmemBytes =
+      TmaStage<128, BN, 64>::smem_bytes(kStages, unsigned(kConsumers * 2 * kPanelElems * sizeof(bf16)));
+};
+
+/// A persistent block's count of the windows it has issued (or consumed), `it`, after each of its
+/// tiles: cut back so that it stays below 4 kStages + ceil(K / 64) however many tiles the block
+/// takes. What the ring reads of it is unchanged: the stage it % kStages, the stage's parity
+/// it / kStages % 2 (both need only it modulo 2 kStages) and whether every stage was used once
+/// (it >= kStages).
+template <int kStages>
+__host__ __device__ __forceinline__ int ring_after_tile(int it) {
+  return it < 4 * kStages ? it : it % (2 * kStages) + 2 * kStages;
+}
+
+//! [tma epilogue]
+/// A consumer's finished 64 x BN tile (corner (row0, col0) of D) as alpha acc + beta C in bf16
+/// pairs, v[2 j + h] holding d[4 j + 2 h] and d[4 j + 2 h + 1]: half the registers of the fp32
+/// accumulators, so the tile can wait in them while the next tile's first wgmma overwrites acc.
+template <int BN>
+__device__ __forceinline__ void pack_tile(const float (&d)[BN / 2], unsigned (&v)[BN / 4], int row0, int col0, int M,
+                                          int N, float alpha, float beta, const bf16* C, int ldc) {
+  const int t = threadIdx.x % 128;
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      v[2 * j + h] = finish_pair(d[4 * j + 2 * h], d[4 * j + 2 * h + 1], row0 + acc_row(t, h), col0 + acc_col(t, j), M,
+                                 N, alpha, beta, C, ldc);
+}
+/// Panel P (columns 64 P to 64 P + 63) of one consumer warpgroup's tile packed by pack_tile, its
+/// corner at (row0, col0) of D: through staging panel P % 2 of `stage` to a TMA store. Thread 0 of
+/// the warpgroup (`leader`) issues the store; bar_id is the warpgroup's named barrier. A TMA store
+/// clips at 16-byte chunks of a row, not at elements: where N is not a multiple of 8, the panel
+/// holding column N would overwrite up to 7 elements past it, so the threads store that panel
+/// themselves, straight to D. A tile's panels go out in increasing P.
+template <int BN, class LD, int P>
+__device__ __forceinline__ void store_packed_panel(const unsigned (&v)[BN / 4], bf16* stage, const CUtensorMap* d_map,
+                                                   int row0, int col0, int M, int N, bf16* D, int ldd, int bar_id) {
+  const int t = threadIdx.x % 128;
+  const bool leader = t == 0;
+  if (N % 8 != 0 && N - col0 < 64 * (P + 1)) {  // the same for the whole warpgroup
+#pragma unroll
+    for (int j = 8 * P; j < 8 * P + 8; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = row0 + acc_row(t, h), c = col0 + acc_col(t, j);
+        const __nv_bfloat162 b = *reinterpret_cast<const __nv_bfloat162*>(&v[2 * j + h]);
+        if (r < M && c < N) D[std::size_t(r) * ldd + c] = b.x;
+        if (r < M && c + 1 < N) D[std::size_t(r) * ldd + c + 1] = b.y;
+      }
+    return;
+  }
+  bf16* buf = stage + (P % 2) * LD::kElems;
+  // The store that last read buf is done: for P > 0 the store before last (the threads' own
+  // panels come only after a tile's last TMA panel); for P = 0, whose buffer a tile ago may have
+  // been the last one written, every store.
+  if (leader) {
+    if (P == 0)
+      tma_store_wait_read<0>();
+    else
+      tma_store_wait_read<1>();
+  }
+  named_barrier(bar_id, 128);
+#pragma unroll
+  for (int j = 8 * P; j < 8 * P + 8; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = acc_row(t, h), c = acc_col(t, j - 8 * P);
+      *reinterpret_cast<unsigned*>(buf + LD::offset(r, c)) = v[2 * j + h];
+    }
+  fence_proxy_async();  // the writes above, before the async proxy's read
+  named_barrier(bar_id, 128);
+  if (leader) {
+    tma_store(d_map, col0 + 64 * P, row0, buf);
+    tma_store_commit();
+  }
+}
+/// The whole packed tile, panel after panel.
+template <int BN, class LD, int P = 0>
+__device__ __forceinline__ void store_packed_tma(const unsigned (&v)[BN / 4], bf16* stage, const CUtensorMap* d_map,
+                                                 int row0, int col0, int M, int N, bf16* D, int ldd, int bar_id) {
+  if constexpr (P < BN / 64) {
+    store_packed_panel<BN, LD, P>(v, stage, d_map, row0, col0, M, N, D, ldd, bar_id);
+    store_packed_tma<BN, LD, P + 1>(v, stage, d_map, row0, col0, M, N, D, ldd, bar_id);
+  }
+}
+//! [tma epilogue]
+
+}  // namespace smem::tc_gemm
