@@ -3,7 +3,7 @@
 // place of C), bf16 in and out, fp32 accumulation; the baseline is cublasGemmEx with CUDA_R_16BF
 // matrices and CUBLAS_COMPUTE_32F. Every repetition is timed after 0.1 s of untimed runs. Each
 // step's counters record its kernel's attributes, read from the plan its launcher uses at that
-// shape. Steps 13 and 14 are timed after their one-time setup (prepare_cluster_order).
+// shape. Steps 15 and 16 are timed after their one-time setup (prepare_cluster_order).
 #include <benchmark/benchmark.h>
 #include <cublas_v2.h>
 
@@ -144,7 +144,7 @@ void register_one(const std::string& variant, Shape s, Launch launch, const tc::
   const bool slow = step && (*step == tc::Variant::wmma_global || *step == tc::Variant::wmma_smem);
   benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& state) {
 #if defined(SMEM_TC_GEMM_SM90A)
-    // Steps 13 and 14 (and their tuning candidates) walk their clusters by GPC once the device is
+    // Steps 15 and 16 (and their tuning candidates) walk their clusters by GPC once the device is
     // measured: the one-time setup, before any timing.
     int dev = 0;
     if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess || (e = tc::prepare_cluster_order(dev)) != cudaSuccess) {
@@ -175,18 +175,16 @@ void register_shape_candidate(Shape s) {
 }
 
 #if defined(SMEM_TC_GEMM_SM90A)
-// With SMEM_TUNE=1: step 13's kernel with other shapes (step 14's candidates), named
-// tune_hopper_<BN>_<stages>_<cluster_m>_<group_rows>[_direct] (_direct: D stored from registers).
-template <int BN, int S, int CM, int G, bool TmaEpilogue = true>
+// With SMEM_TUNE=1: step 15 with other shapes (step 16's candidates), named
+// tune_hopper_<BN>_<stages>_<cluster_m>_<group_rows>.
+template <int BN, int S, int CM, int G>
 void register_hopper_candidate(Shape s) {
-  using T = tc::ClusterShapeOf<BN, S, CM, G, TmaEpilogue>;
+  using T = tc::ClusterShapeOf<BN, S, CM, G>;
   const std::string v = "tune_hopper_" + std::to_string(BN) + "_" + std::to_string(S) + "_" + std::to_string(CM) + "_" +
-                        std::to_string(G) + (TmaEpilogue ? "" : "_direct");
+                        std::to_string(G);
   register_one(v, s, [=](const bf16* A, const bf16* B, bf16* D) {
-    auto plan = [](int M, int N, int, const bf16* a, int lda, const bf16* b, int ldb, const bf16*, int, const bf16* d,
-                   int ldd) { return tc::cluster_plan_with<T>(M, N, a, lda, b, ldb, d, ldd); };
-    return tc::launch_tma<T>(+plan, s.M, s.N, s.K, 1.0f, A, s.K, B, s.N, 0.0f, D, s.N, D, s.N, nullptr,
-                             tc::cluster_order);
+    return tc::launch_tma<T>(tc::overlapped_plan_with<T>, s.M, s.N, s.K, 1.0f, A, s.K, B, s.N, 0.0f, D, s.N, D, s.N,
+                             nullptr, tc::cluster_order<T>);
   });
 }
 #endif
@@ -241,9 +239,6 @@ const bool registered = [] {
       register_hopper_candidate<256, 4, 1, 1>(s);
       register_hopper_candidate<256, 4, 2, 1>(s);
       register_hopper_candidate<128, 6, 2, 16>(s);
-      register_hopper_candidate<256, 4, 2, 8, false>(s);
-      register_hopper_candidate<256, 4, 1, 8, false>(s);
-      register_hopper_candidate<128, 6, 2, 8, false>(s);
 #endif
     }
   return true;

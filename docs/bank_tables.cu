@@ -253,10 +253,10 @@ int main() {
   stencil_rows();
   ladder_table("Every shared-memory access that the threads of the tensor-core GEMM ladder issue, the worst "
               "warp request of each (steps 3 to 6: one block and one K window; an `ldmatrix.x4` reads 32 "
-              "rows of 16 bytes, 8 per phase). TMA's writes (steps 8 to 14) and `wgmma`'s reads (steps 9 to "
+              "rows of 16 bytes, 8 per phase). TMA's writes (steps 8 to 16) and `wgmma`'s reads (steps 9 to "
               "14) are the hardware's own requests, which the model does not see: the layout they share, "
               "TMA's 128-byte swizzle, is step 5's XOR, read here by step 8's `ldmatrix` and written by the "
-              "epilogue of steps 12 to 14.");
+              "epilogue of steps 12 to 16.");
   tc_gemm_rows();
   return 0;
 }

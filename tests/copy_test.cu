@@ -88,29 +88,27 @@ CopySet copy_set(const std::string& family, const std::string& header) {
   return s;
 }
 
-/// The steps whose copy set is over its target today, with the lines it may not grow past and why
-/// (the pages print the reason under the files-to-copy table). Any other step over its target, or
-/// one of these growing, fails.
+/// The steps whose copy set is over its target today, with the lines it may not grow past, why
+/// (the pages print the reason under the files-to-copy table), and the files it takes beyond the
+/// copy rule. Any other step over its target or outside the rule, or one of these growing, fails.
 struct Excess {
   long ceiling;
   const char* why;
+  std::vector<std::string> outside = {};
 };
 const std::map<std::string, Excess>& known_excess() {
-  static const char* tile = "the mma.sync warp tile (fragments, mma, accumulator store) sits in the common header because "
-                            "step 8 feeds it from TMA, and a step takes one kit";
+  static const char* chain = "steps 13 to 16 are one change each on one cluster kernel: each extends the one before";
   static const std::map<std::string, Excess> m = {
       {"sgemm_12_multistage.cuh", {673, "it carries step 13's split-K tail in its kernel, and the common header "
                                         "the row helpers of steps 9 to 13"}},
       {"tc_gemm_06_multistage.cuh", {731, "uses nearly all of its set: its cp.async copies, the sm80 kit and the "
-                                          "common warp tile"}},
-      {"tc_gemm_08_tma.cuh", {951, tile}},
-      {"tc_gemm_09_wgmma.cuh", {951, tile}},
-      {"tc_gemm_10_ring.cuh", {954, tile}},
-      {"tc_gemm_11_specialized.cuh", {954, tile}},
-      {"tc_gemm_12_persistent.cuh", {989, tile}},
-      {"tc_gemm_13_cluster.cuh", {1297, "three changes in one step (clusters with multicast, the GPC-ordered walk, "
-                                       "the overlapped panel epilogue), not split yet"}},
-      {"tc_gemm_14_tuned_hopper.cuh", {1360, "extends step 13"}},
+                                          "common header"}},
+      {"tc_gemm_08_tma.cuh", {1038, "the bridge between the kits: TMA loads (sm90) feed the mma.sync warp tile (sm80)",
+                              {"tc_gemm_sm80.cuh"}}},
+      {"tc_gemm_13_cluster.cuh", {952, "the cluster PTX, the cluster shape and order and a kernel of its own, over a "
+                                       "Hopper kit and common header of 731 lines"}},
+      {"tc_gemm_15_gpc_order.cuh", {1337, chain, {"tc_gemm_13_cluster.cuh"}}},
+      {"tc_gemm_16_tuned_hopper.cuh", {1409, chain, {"tc_gemm_14_overlapped.cuh", "tc_gemm_13_cluster.cuh"}}},
   };
   return m;
 }
@@ -168,12 +166,11 @@ void check_family(const std::string& family, const Step (&steps)[N], Call call,
                    << (s.earlier.empty() ? "" : ", extends " + s.earlier + " (" + std::to_string(s.earlier_own) + ")")
                    << (s.kit.empty() ? "" : ", kit " + s.kit));
     CAPTURE(header);
-    for (const auto& f : s.outside) {
-      CAPTURE(f);
-      FAIL_CHECK("an include outside the copy rule (common header, one kit, one earlier step)");
-    }
-    CHECK(std::count(s.files.begin(), s.files.end(), family + "_common.cuh") == 1);
     const auto known = known_excess().find(header);
+    const std::vector<std::string> allowed = known == known_excess().end() ? std::vector<std::string>{}
+                                                                           : known->second.outside;
+    CHECK(s.outside == allowed);  // outside the rule (common header, one kit, one earlier step): recorded only
+    CHECK(std::count(s.files.begin(), s.files.end(), family + "_common.cuh") == 1);
     if (known == known_excess().end()) {
       CHECK(s.total <= s.limit);
     } else {  // over its target for a recorded reason: may not grow, and is dropped once it fits
@@ -318,7 +315,7 @@ TEST_SUITE("host") {
     check_arch_message("tc_gemm", "tc_gemm_09_wgmma.cuh", "80", "needs wgmma: compile for sm_90a");
     check_arch_message("tc_gemm", "tc_gemm_13_cluster.cuh", "80",
                        "needs wgmma and thread block clusters: compile for sm_90a");
-    check_arch_message("tc_gemm", "tc_gemm_14_tuned_hopper.cuh", "80",
+    check_arch_message("tc_gemm", "tc_gemm_16_tuned_hopper.cuh", "80",
                        "needs wgmma and thread block clusters: compile for sm_90a");
   }
 

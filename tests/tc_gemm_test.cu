@@ -355,7 +355,7 @@ TEST_SUITE("gpu") {
   // (tc_gemm_test.first_call_captured). Every launcher, with no setup, captured into one graph in
   // global mode on a fresh stream: the capture ends, the replays compute D, the device's default
   // memory pool was never used (stream-ordered allocation by a launcher would show there), and steps
-  // 13 and 14 measured nothing (they walk their clusters by index).
+  // 15 and 16 measured nothing (they walk their clusters by index, as steps 13 and 14 do).
   TEST_CASE("tc_gemm first call: every variant captured in global mode without any setup") {
     const int M = 1000, N = 1000, K = 200;
     int dev = 0;
@@ -387,6 +387,10 @@ TEST_SUITE("gpu") {
 #if defined(SMEM_TC_GEMM_SM90A)
     CHECK(tc::detail::measured_gpcs(dev, 1) == nullptr);
     CHECK(tc::detail::measured_gpcs(dev, 2) == nullptr);
+    const auto plan = tc::gpc_order_plan(M, N, K, A.get(), K, B.get(), N, nullptr, N, D[0].get(), N);
+    REQUIRE(plan.erased().kernel != nullptr);
+    const tc::ClusterOrder order = tc::cluster_order<tc::ClusterShape>(plan);
+    for (int c = 0; c < tc::ClusterOrder::kMax; ++c) CHECK(order.place[c] == c);  // by index
 #endif
     const auto r = R.download(), sc = S.download();
     for (std::size_t i = 0; i < std::size(tc::kAllVariants); ++i) {
@@ -402,7 +406,7 @@ TEST_SUITE("gpu") {
   // The setup, measured while another stream of this thread captures a graph in global mode (the
   // capture must still end and replay), then kept: the launchers' order (cluster_order) is then the
   // measured one, for a launch that fills the GPU and for a smaller one. The cases after this one
-  // run steps 13 and 14 in that order.
+  // run steps 15 and 16 in that order.
   TEST_CASE("tc_gemm prepare_cluster_order: measured beside a capture, then the launchers' order") {
     int dev = 0;
     SMEM_CUDA_CHECK(cudaGetDevice(&dev));
@@ -427,20 +431,26 @@ TEST_SUITE("gpu") {
     const int largest = *std::max_element(per_label.begin(), per_label.end());
     CHECK(largest >= 2);
     CHECK(largest <= clusters / 2);
-    // The launchers' order: clusters sorted by their measured GPC, by index within one, for a plan
-    // that fills the GPU (4096^3) and for one of 10 clusters (2560 x 256).
+    // The launchers' order: clusters ranked by their measured GPC, by index within one, each at the
+    // place gpc_position gives its rank, for a plan that fills the GPU (4096^3) and for one of 10
+    // clusters (2560 x 256).
     for (const int rows : {4096, 2560}) {
       CAPTURE(rows);
       const int cols = rows == 4096 ? 4096 : 256;
-      const auto plan = tc::cluster_plan(rows, cols, 64, A.get(), 64, A.get(), 64, nullptr, 0, A.get(), 64);
+      const auto plan = tc::gpc_order_plan(rows, cols, 64, A.get(), 64, A.get(), 64, nullptr, 0, A.get(), 64);
       REQUIRE(plan.erased().kernel != nullptr);
       const int n = int(plan.grid.x) / 2;
       CHECK(n == (rows == 4096 ? clusters : 10));
-      const tc::ClusterOrder order = tc::cluster_order(plan);
-      std::vector<int> by_rank(n, -1);
-      for (int c = 0; c < n; ++c)
-        if (order.rank[c] < n) by_rank[order.rank[c]] = c;
-      REQUIRE(std::all_of(by_rank.begin(), by_rank.end(), [](int c) { return c >= 0; }));  // a permutation
+      const tc::ClusterOrder order = tc::cluster_order<tc::ClusterShape>(plan);
+      const tc::ClusterRanks r = tc::rank_by_gpc(m->gpc, n);
+      std::vector<int> by_rank(n, -1), at_place(n, -1);
+      for (int c = 0; c < n; ++c) {
+        if (r.rank[c] < n) by_rank[r.rank[c]] = c;
+        if (order.place[c] < n) at_place[order.place[c]] = c;
+        CHECK(order.place[c] == tc::gpc_position(r.rank[c], n, tc::ClusterShape::kGroupRows));
+      }
+      REQUIRE(std::all_of(by_rank.begin(), by_rank.end(), [](int c) { return c >= 0; }));  // permutations
+      REQUIRE(std::all_of(at_place.begin(), at_place.end(), [](int c) { return c >= 0; }));
       for (int i = 1; i < n; ++i) {
         const int a = by_rank[i - 1], b = by_rank[i];
         CHECK((m->gpc[a] < m->gpc[b] || (m->gpc[a] == m->gpc[b] && a < b)));
@@ -541,7 +551,7 @@ TEST_SUITE("host") {
 
   // The 128-byte swizzle that TMA writes (TmaTile): 16-byte chunk c of row r lands at chunk
   // c ^ (r % 8) of its 128-byte row. Step 8 reads it with ldmatrix; the epilogue of steps 12 to
-  // 14 writes D's staging panels in it: eight rows of one 4-byte column of a plain 128-byte-row
+  // 16 writes D's staging panels in it: eight rows of one 4-byte column of a plain 128-byte-row
   // panel share a bank (8-way), the swizzle spreads them over all 32 banks.
   TEST_CASE("tc_gemm bank model: TMA's 128-byte swizzle is conflict-free for ldmatrix and the staging writes") {
     CHECK(all_conflict_free([](auto&& v) { tca::tma(v); }));
@@ -606,17 +616,17 @@ TEST_SUITE("host") {
         }
       }
     const unsigned short six[6] = {3, 1, 3, 0, 1, 3};
-    const tc::ClusterOrder o = tc::rank_by_gpc(six, 6);  // by label, then by index
+    const tc::ClusterRanks o = tc::rank_by_gpc(six, 6);  // by label, then by index
     const int expected[6] = {3, 1, 4, 0, 2, 5};
     for (int c = 0; c < 6; ++c) CHECK(o.rank[c] == expected[c]);
     auto g = smem::test::rng(17);
     std::vector<unsigned short> labels(tc::ClusterOrder::kMax);
     for (auto& l : labels) l = static_cast<unsigned short>(g() % 9);
-    const tc::ClusterOrder all = tc::rank_by_gpc(labels.data(), tc::ClusterOrder::kMax);  // the most a plan has
+    const tc::ClusterRanks all = tc::rank_by_gpc(labels.data(), tc::ClusterOrder::kMax);  // the most a plan has
     std::vector<int> seen(tc::ClusterOrder::kMax, 0);
     for (int c = 0; c < tc::ClusterOrder::kMax; ++c) ++seen[all.rank[c]];
     CHECK(std::all_of(seen.begin(), seen.end(), [](int x) { return x == 1; }));
-    const tc::ClusterOrder r = tc::rank_by_gpc(labels.data(), 66);
+    const tc::ClusterRanks r = tc::rank_by_gpc(labels.data(), 66);
     std::vector<int> by_rank(66, -1);
     for (int c = 0; c < 66; ++c)
       if (r.rank[c] < 66) by_rank[r.rank[c]] = c;
@@ -648,7 +658,7 @@ TEST_SUITE("host") {
     CHECK(tc::check_args(64, 64, 64, 1.0f, A, 64, B, 64, 1.0f, C, 64, odd, 64) == Args::invalid);
   }
 
-  // The accepted sizes (tc_gemm_common.cuh): M N <= 2^40, and for steps 8 to 14 16-byte rows, so N
+  // The accepted sizes (tc_gemm_common.cuh): M N <= 2^40, and for steps 8 to 16 16-byte rows, so N
   // and K at most 2^31 - 8. The next size up is refused with cudaErrorInvalidValue before any CUDA
   // call (the pointers are made up, far apart: nothing may touch them), every plan of the largest
   // problem is null, and the host arithmetic holds at INT_MAX.
@@ -672,7 +682,7 @@ TEST_SUITE("host") {
       };
       CHECK(run(kRows + 1, kRows, 8, 8, kRows, kRows) == cudaErrorInvalidValue);
       CHECK(run(kMax, 513, 8, 8, 513, 513) == cudaErrorInvalidValue);
-      if (tma_refuses(v, A, 8, B, kMax, D, kMax)) {  // steps 8 to 14: N and K of 2^31 - 1 have no 16-byte rows
+      if (tma_refuses(v, A, 8, B, kMax, D, kMax)) {  // steps 8 to 16: N and K of 2^31 - 1 have no 16-byte rows
         CHECK(run(2, kMax, 8, 8, kMax, kMax) == cudaErrorInvalidValue);
         CHECK(run(2, 8, kMax, kMax, 8, 8) == cudaErrorInvalidValue);
       }
@@ -733,6 +743,8 @@ TEST_SUITE("host") {
     for (const auto& m : smem::test::load_bank_measurements(SMEM_RESULTS_DIR)) {
       const bool staged = m.benchmark.rfind("tc_gemm/persistent/", 0) == 0 ||
                           m.benchmark.rfind("tc_gemm/cluster/", 0) == 0 ||
+                          m.benchmark.rfind("tc_gemm/overlapped/", 0) == 0 ||
+                          m.benchmark.rfind("tc_gemm/gpc_order/", 0) == 0 ||
                           m.benchmark.rfind("tc_gemm/tuned_hopper/", 0) == 0;
       if (!staged || !m.has("sass_st_instructions") || m["sass_st_instructions"] == 0) continue;
       CAPTURE(m.gpu_file);
@@ -763,8 +775,8 @@ TEST_SUITE("large") {
 
   // N near its limit with M = 2 and K = 8, and C read (beta = 1): B 32 GiB, C and D 8 GiB each.
   // N = 2^31 - 1 with leading dimensions 2^31 - 1: steps 1 to 7 take it on their element-wise paths,
-  // steps 8 to 14 refuse it (no 16-byte rows), D untouched. N = 2^31 - 9 with leading dimensions
-  // 2^31 - 8, the widest 16-byte rows: every step takes it (steps 12 to 14 store the panel that ends
+  // steps 8 to 16 refuse it (no 16-byte rows), D untouched. N = 2^31 - 9 with leading dimensions
+  // 2^31 - 8, the widest 16-byte rows: every step takes it (steps 12 to 16 store the panel that ends
   // inside a 16-byte chunk of a row with the threads).
   TEST_CASE("tc_gemm large: N = 2^31 - 1 and N = 2^31 - 9 with M = 2 and K = 8, every variant") {
     constexpr int M = 2, K = 8, kMax = std::numeric_limits<int>::max();
@@ -787,9 +799,10 @@ TEST_SUITE("large") {
   // K = 2^31 - 8 with lda = K (the widest 16-byte rows), M = 2, N = 8: A 8 GiB, B 32 GiB. A row of A
   // holds values only in its first and last 64 columns and every 65536th (sparse_width), so its sums
   // are exact; the last windows are those a wrapped K index would lose. A tile walks its 2^25 windows
-  // alone, seconds per step, so two steps run it: step 6 (cp.async, its full-window test) and step 13
-  // (TMA, wgmma, the persistent ring and the spread epilogue); every D element is checked on the host.
-  TEST_CASE("tc_gemm large: K = 2^31 - 8 with M = 2 and N = 8, steps 6 and 13") {
+  // alone, seconds per step, so three steps run it: step 6 (cp.async, its full-window test), step 13
+  // (TMA, wgmma, the persistent ring in clusters) and step 15 (step 14's kernel: the spread epilogue);
+  // every D element is checked on the host.
+  TEST_CASE("tc_gemm large: K = 2^31 - 8 with M = 2 and N = 8, steps 6, 13 and 15") {
     constexpr int M = 2, N = 8, K = std::numeric_limits<int>::max() - 7;
     if (!smem::test::device_can_hold((std::size_t(M) + N) * K * sizeof(bf16) + (1 << 20))) return;
     const std::uint64_t seed = smem::test::run_seed();
@@ -802,6 +815,7 @@ TEST_SUITE("large") {
     std::vector<tc::Variant> steps = {tc::Variant::multistage};
 #if defined(SMEM_TC_GEMM_SM90A)
     steps.push_back(tc::Variant::cluster);
+    steps.push_back(tc::Variant::gpc_order);
 #endif
     for (auto v : steps) check_large(v, M, N, K, a, A.get(), b, B.get(), {}, nullptr, D, N, false, 0, g);
   }

@@ -6,11 +6,11 @@ PROFILES: name -> (file, columns, keys): a table with one row per key (a metric'
 prints it) and per GPU whose results hold the file, one column per (title, prefix, n): the last
 field of the n-th line that starts with prefix + key. Or name -> (file, first, last): the lines
 from the first that starts with `first` to the last that starts with `last`, verbatim."""
-import glob
 import json
 import os
 import subprocess
 
+from results import files, gpu_of
 from tables import fmt, table
 
 SHARED = [f"l1tex__data_{k}_mem_shared_op_{op}.sum" for op in ("ld", "st")
@@ -51,12 +51,8 @@ PROFILES = {
 }
 
 
-def files(results, name):
-    return sorted(glob.glob(os.path.join(results, "*", name)))
-
-
 def where(p):
-    return f"`results/{os.path.basename(os.path.dirname(p))}/{os.path.basename(p)}`"
+    return f"`results/{gpu_of(p)}/{os.path.basename(p)}`"
 
 
 def source(p, label):
@@ -84,10 +80,8 @@ def profile(results, name, label):
     _, columns, keys = spec
     head = [(label(p) + ", " if len(paths) > 1 else "") + (t if len(columns) > 1 else label(p))
             for p in paths for t, _, _ in columns]
-    rows = [f"| `{k}` | " + " | ".join(value(t, pre + k, n) for t in texts for _, pre, n in columns) + " |"
-            for k in keys]
-    return "\n".join([f"From {', '.join(map(where, paths))}, unedited:", "", "| metric | " + " | ".join(head) + " |",
-                      "| --- |" + " ---: |" * len(head)] + rows)
+    rows = [[f"`{k}`"] + [value(t, pre + k, n) for t in texts for _, pre, n in columns] for k in keys]
+    return f"From {', '.join(map(where, paths))}, unedited:\n\n" + table(["metric"] + head, rows, 1)
 
 
 def bad_inputs(results, label):
@@ -142,7 +136,7 @@ def measured(results, families=()):
     cp.async wavefronts, and the L1 pipeline's ratios, for every kernel that touches shared memory;
     only the given families' kernels when some are given."""
     out = []
-    for path in sorted(glob.glob(os.path.join(results, "*", "banks.json"))):
+    for path in files(results, "banks.json"):
         data = json.load(open(path))
         rows = [[f"`{k['benchmark'].split('/', 1)[-1]}`", fmt(k.get("sass_ld_wavefronts_per_instruction")),
                  fmt(k.get("sass_st_wavefronts_per_instruction")), f"{k.get('sass_ldgsts_wavefronts', 0):.0f}",
@@ -150,7 +144,7 @@ def measured(results, families=()):
                 for k in data.get("kernels", []) if (k.get("ld_instructions") or k.get("st_instructions"))
                 and (not families or k.get("family") in families)]
         if rows:
-            out += [f"{data.get('gpu_name', '?')} (`results/{os.path.basename(os.path.dirname(path))}/banks.json`): "
+            out += [f"{data.get('gpu_name', '?')} ({where(path)}): "
                     "wavefronts per shared load and store instruction from the SASS-level counters and from the L1 "
                     "counters, and the total wavefronts of the `cp.async` copies.", "",
                     table(["benchmark", "loads, SASS", "stores, SASS", "`cp.async`", "loads, L1", "stores, L1"],

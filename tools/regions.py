@@ -9,9 +9,9 @@ REGION = re.compile(r"(<!-- BEGIN GENERATED: (.+?) -->)(.*?)(<!-- END GENERATED 
 
 
 def pages(root):
-    """Every page that may hold regions."""
-    return [os.path.join(root, "README.md")] + sorted(glob.glob(os.path.join(root, "docs", "*.md"))) + \
-        sorted(glob.glob(os.path.join(root, "recipes", "*", "*.md")))
+    """Every page, which may hold regions: README.md, docs/*.md and recipes/*/*.md."""
+    return [p for pattern in ("README.md", "docs/*.md", "recipes/*/*.md")
+            for p in sorted(glob.glob(os.path.join(root, pattern)))]
 
 
 def anchor(root, family):
@@ -30,7 +30,7 @@ def fill(root, generate):
     """{path: new text} for every page with regions; generate(key, path) gives a region's content,
     or None to leave it as it is."""
     out = {}
-    for path in filter(os.path.exists, pages(root)):
+    for path in pages(root):
         text = open(path).read()
         if text.count("<!-- BEGIN GENERATED:") != len(REGION.findall(text)):
             raise SystemExit(f"report: {path}: a region without its '<!-- END GENERATED -->'")

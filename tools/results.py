@@ -6,6 +6,7 @@ WRITES: what each ./cookbook command writes into results/<gpu>/; unexplained(): 
 import fnmatch
 import glob
 import json
+import math
 import os
 import re
 import sys
@@ -39,17 +40,23 @@ def unexplained(root):
     names = {w.format(family=stem(f)[:-len("_bench")], probe=stem(p)) for ws in WRITES.values() for w in ws
              for f in glob.glob(os.path.join(root, "bench", "*_bench.cu"))
              for p in glob.glob(os.path.join(root, "probes", "*.sh")) + glob.glob(os.path.join(root, "probes", "*.py"))}
-    cited = "".join(m for page in regions.pages(root) if os.path.exists(page) for m in re.findall(
-        r"<!-- BEGIN GENERATED: .+? -->(.*?)<!-- END GENERATED -->", open(page).read(), re.S))
-    files = sorted(os.path.relpath(p, root) for p in glob.glob(os.path.join(root, "results", "*", "*")))
-    return [f for f in files if not any(fnmatch.fnmatch(os.path.basename(f), n) for n in names) and f not in cited]
+    cited = "".join(m[2] for page in regions.pages(root) for m in regions.REGION.findall(open(page).read()))
+    return [f for f in (os.path.relpath(p, root) for p in files(os.path.join(root, "results"), "*"))
+            if not any(fnmatch.fnmatch(os.path.basename(f), n) for n in names) and f not in cited]
+
+
+def files(results_dir, name):
+    """results/<gpu>/<name> (a glob pattern) of every GPU, sorted."""
+    return sorted(glob.glob(os.path.join(results_dir, "*", name)))
+
+
+def gpu_of(path):
+    """The folder of the GPU of a results/<gpu>/ file."""
+    return os.path.basename(os.path.dirname(os.path.abspath(path)))
 
 
 def shape_size(shape):
-    n = 1
-    for x in re.findall(r"\d+", shape):
-        n *= int(x)
-    return n
+    return math.prod(int(x) for x in re.findall(r"\d+", shape))
 
 
 def shape_kind(shape):
@@ -66,10 +73,9 @@ class Run:
     """One results/<gpu>/<family>.json."""
 
     def __init__(self, path):
-        with open(path) as f:
-            data = json.load(f)
+        data = json.load(open(path))
         data = data if isinstance(data, dict) else {}
-        self.gpu = os.path.basename(os.path.dirname(os.path.abspath(path)))
+        self.gpu = gpu_of(path)
         self.ctx = c = data.get("context", {})
         self.family, self.reference = c.get("smem_family") or os.path.basename(path)[:-5], c.get("smem_reference")
         # A full 40-digit hash (a run's .smem-commit) is shown short, as git shows it.
@@ -93,20 +99,18 @@ class Run:
         names = [s["name"] for s in self.steps] + self.seen
         return sorted(variants, key=lambda v: (names.index(v) if v in names else len(names), v))
 
-    def number(self, variant):
-        n = self.step(variant).get("step")
-        return "ref" if variant == self.reference else "-" if n is None else f"{n:02d}"
-
     def title(self, variant, code=""):
         """'04 tiled_32' for a step, the name alone for a baseline (the name between `code`)."""
-        return (f"{self.number(variant)} " if self.number(variant)[0].isdigit() else "") + f"{code}{variant}{code}"
-
-    def cell(self, variant):
-        return self.title(variant, "`")
+        n = self.step(variant).get("step")
+        return ("" if n is None or variant == self.reference else f"{n:02d} ") + f"{code}{variant}{code}"
 
     def ratio(self, variant, shape):
         e, ref = self.shapes.get(shape, {}).get(variant), self.shapes.get(shape, {}).get(self.reference)
         return ref["real_time"] / e["real_time"] if e and ref and e.get("real_time") else None
+
+    def value(self, variant, shape):
+        """The variant's rate at the shape, or None."""
+        return (rate(self.shapes.get(shape, {}).get(variant)) or (None, None))[1]
 
     def unit(self):
         return next((rate(e)[0] for vs in self.shapes.values() for e in vs.values() if rate(e)), "GB/s")
@@ -116,17 +120,15 @@ class Run:
         return sorted(self.shapes, key=lambda s: (kinds.index(shape_kind(s)), shape_size(s), s))
 
     def headlines(self):
-        """The family's headline shapes that were measured (one, but for a family of two problems)."""
+        """The shapes the family is shown at: HEADLINE's that were measured, else the one HEADLINE's comment says."""
         h = HEADLINE.get(self.family, ())
-        return [x for x in ((h,) if isinstance(h, str) else h) if x in self.shapes]
+        first = [s for s in self.shapes if shape_kind(s) == shape_kind(next(iter(self.shapes)))]
+        return [x for x in ((h,) if isinstance(h, str) else h) if x in self.shapes] or [
+            max(first, key=lambda s: (len(self.shapes[s]), shape_size(s)))]
 
     def headline(self, variant=None):
-        """The shape the family is shown at, or with `variant` the one that variant is shown at."""
-        ran = [h for h in self.headlines() if variant is None or variant in self.shapes[h]]
-        if ran or self.headlines():
-            return (ran or self.headlines())[0]
-        first = [s for s in self.shapes if shape_kind(s) == shape_kind(next(iter(self.shapes)))]
-        return max(first, key=lambda s: (len(self.shapes[s]), shape_size(s)))
+        """The shape the family is shown at, or with `variant` the first of them at which that variant ran."""
+        return next((h for h in self.headlines() if variant is None or variant in self.shapes[h]), self.headlines()[0])
 
     def provenance(self):
         c = self.ctx
@@ -139,7 +141,7 @@ def load(results_dir):
     """Every results/<gpu>/<family>.json with ladder metadata, sorted by family and GPU. A GPU's
     label is its name, with its folder added where two folders share a name."""
     runs = []
-    for path in sorted(glob.glob(os.path.join(results_dir, "*", "*.json"))):
+    for path in files(results_dir, "*.json"):
         r = Run(path) if not path.endswith("banks.json") else None
         if r and not r.steps:
             print(f"results: {r.gpu}/{os.path.basename(path)} has no smem_steps in its context (written before "
@@ -158,7 +160,4 @@ def gpus(runs):
 
 def families(runs):
     """{family: [runs, one per GPU]}."""
-    out = {}
-    for r in runs:
-        out.setdefault(r.family, []).append(r)
-    return out
+    return {f: [r for r in runs if r.family == f] for f in dict.fromkeys(r.family for r in runs)}

@@ -6,13 +6,15 @@
    names, points at a file that exists, and a #fragment at an id or name in it.
 2. Render (headless Chromium): the DOM that the main page and each recipe page produce with
    scripts on. The main page's recipe table has one row per step measured in results/, and the
-   Recipes page (the sidebar's Recipes node) links every recipe page; each recipe page shows its files-to-copy table and, per
-   GPU measured, its results table (every variant measured at the headline shape) and its plots.
-3. Length: no page (docs/*.md, recipes/*/*.md) has more than MAX_WORDS words, counted in its markdown as
-   `wc -w` counts them (whitespace-separated, generated regions included).
+   Recipes page (the sidebar's Recipes node) links every recipe page; each recipe page shows its
+   files-to-copy table and, per GPU measured, its results table (every variant measured at the
+   headline shape) and its plots.
+3. Length: no page (README.md, docs/*.md, recipes/*/*.md) has more than MAX_WORDS words, counted in its
+   markdown as `wc -w` counts them (whitespace-separated, generated regions included).
 4. Results: every file under results/ is one that a ./cookbook command writes or that a generated region
    cites (results.unexplained)."""
 import argparse
+import functools
 import glob
 import html
 import os
@@ -25,7 +27,7 @@ from urllib.parse import unquote, urlsplit
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import results  # noqa: E402
-from regions import anchor, families  # noqa: E402
+from regions import anchor, families, pages  # noqa: E402
 from tables import image_name, ladder_steps  # noqa: E402
 
 
@@ -33,8 +35,10 @@ def read(path):
     return open(path, encoding="utf-8", errors="replace").read()
 
 
-def ids(text):
-    """ids and names, and the `memitem:<anchor>` rows that Doxygen's navtree.js scrolls to."""
+@functools.lru_cache(maxsize=None)
+def ids(path):
+    """A page's ids and names, and the `memitem:<anchor>` rows that Doxygen's navtree.js scrolls to."""
+    text = read(path)
     return set(re.findall(r'\s(?:id|name)="([^"]+)"', text)) | set(re.findall(r'class="memitem:(\w+)', text))
 
 
@@ -49,37 +53,23 @@ def tables(text):
 MAX_WORDS = 3500
 
 
-def long_pages(root):
-    pages = sorted(glob.glob(os.path.join(root, "docs", "*.md")) +
-                   glob.glob(os.path.join(root, "recipes", "*", "*.md")))
-    return [f"{os.path.relpath(p, root)}: {n} words, over {MAX_WORDS}: move investigations to a deep-dive page"
-            for p in pages if (n := len(read(p).split())) > MAX_WORDS]
-
-
 def check_links(html_dir):
-    problems, files, known = [], sorted(glob.glob(os.path.join(html_dir, "**", "*.html"), recursive=True)), {}
-
-    def check(src, link):
+    files, problems = sorted(glob.glob(os.path.join(html_dir, "**", "*.html"), recursive=True)), []
+    links = [(f, link) for f in files for link in re.findall(
+        r'<(?:a|link|script|img|object|iframe|area|embed|source)\b[^>]*?\s(?:href|src|data)="([^"]*)"', read(f))] + \
+        [(js, link) for js in sorted(glob.glob(os.path.join(html_dir, "*.js")))
+         for link in re.findall(r'"([\w./-]+\.html(?:#[\w-]+)?)"', read(js))]  # the sidebar tree
+    for src, link in links:
         u = urlsplit(html.unescape(link))
         if u.scheme or u.netloc or link.startswith(("mailto:", "javascript:", "data:")):
-            return
+            continue
         target = os.path.normpath(os.path.join(os.path.dirname(src), unquote(u.path))) if u.path else src
         if not os.path.exists(target):
             problems.append(f"{os.path.relpath(src, html_dir)}: broken link '{link}'")
-        elif u.fragment and target.endswith(".html"):
-            have = known.setdefault(target, ids(read(target)))
-            # An enumerator's anchor is its enum's anchor plus its own hash: the tree links the enum's row.
-            if u.fragment not in have and u.fragment[:33] not in have:
-                problems.append(f"{os.path.relpath(src, html_dir)}: no anchor '#{u.fragment}' in "
-                                f"{os.path.relpath(target, html_dir)}")
-
-    for f in files:
-        for link in re.findall(r'<(?:a|link|script|img|object|iframe|area|embed|source)\b[^>]*?'
-                               r'\s(?:href|src|data)="([^"]*)"', read(f)):
-            check(f, link)
-    for js in sorted(glob.glob(os.path.join(html_dir, "*.js"))):
-        for link in re.findall(r'"([\w./-]+\.html(?:#[\w-]+)?)"', read(js)):
-            check(js, link)
+        # An enumerator's anchor is its enum's anchor plus its own hash: the tree links the enum's row.
+        elif u.fragment and target.endswith(".html") and not {u.fragment, u.fragment[:33]} & ids(target):
+            problems.append(f"{os.path.relpath(src, html_dir)}: no anchor '#{u.fragment}' in "
+                            f"{os.path.relpath(target, html_dir)}")
     return problems, len(files)
 
 
@@ -137,7 +127,8 @@ def main():
     a = ap.parse_args()
     problems, n = check_links(a.html_dir)
     print(f"site_check: {n} pages, {len(problems)} broken internal links")
-    problems += long_pages(a.root)
+    problems += [f"{os.path.relpath(p, a.root)}: {n} words, over {MAX_WORDS}: move investigations to a deep-dive "
+                 "page" for p in pages(a.root) if (n := len(read(p).split())) > MAX_WORDS]
     problems += [f"{f}: no ./cookbook command writes it (tools/results.py) and no generated region cites it"
                  for f in results.unexplained(a.root)]
     browser = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)

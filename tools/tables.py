@@ -4,7 +4,7 @@ recipe table of README.md and the main page, and the tables of the concept pages
 import re
 import sys
 
-from results import Run, gpus, rate, shape_kind, shape_size
+from results import Run, gpus, rate
 
 NONE = "Not measured yet: `./cookbook bench` on a GPU, then `./cookbook report`, fill this table."
 
@@ -64,8 +64,8 @@ def run_table(r):
     """Every variant of a run at every shape, the headline first: its rate and its ratio."""
     shapes = [r.headline()] + [s for s in r.sorted_shapes() if s != r.headline()]
     variants = r.order({v for vs in r.shapes.values() for v in vs} | {s["name"] for s in r.steps})
-    rows = [[r.cell(v)] + [f"{fmt_rate(rate(r.shapes[s][v])[1])} ({fmt(r.ratio(v, s))})"
-                           if rate(r.shapes[s].get(v)) else "-" for s in shapes] for v in variants]
+    rows = [[r.title(v, "`")] + [f"{fmt_rate(r.value(v, s))} ({fmt(r.ratio(v, s))})" if r.value(v, s) is not None
+                                 else "-" for s in shapes] for v in variants]
     return table(["step"] + [short(s) + " (headline)" * (s == r.headline()) for s in shapes], rows, 1)
 
 
@@ -79,8 +79,7 @@ def recipe_table(fams, link):
                  [fmt(by_gpu[g].ratio(s["name"], by_gpu[g].headline(s["name"]))) if g in by_gpu else "-" for g, _ in gs]
                  for s in ladder_steps(rs) if s["kind"] == "step"]
     notes = ["", "Ratio: the reference's time / the step's time, measured in the same process, at the family's "
-             "headline shape (" + ", ".join(f"{f}: {' and '.join(rs[0].headlines() or [rs[0].headline()])} against "
-                                            f"`{rs[0].reference}`"
+             "headline shape (" + ", ".join(f"{f}: {' and '.join(rs[0].headlines())} against `{rs[0].reference}`"
                                             for f, rs in fams.items()) +
              "); higher is faster. A dash: the step did not run at that shape on that GPU.", "", "Measured on:", ""]
     for g, label in gs:
@@ -93,7 +92,7 @@ def recipe_table(fams, link):
 
 def compare(fams, spec):
     """Chosen variants at each family's headline shape on every GPU; spec: ['family:v1,v2', ...]."""
-    rows = [[r.label, f"{family} {short(h)}", r.cell(v), f"{fmt_rate(u[1])} {u[0]}",
+    rows = [[r.label, f"{family} {short(h)}", r.title(v, "`"), f"{fmt_rate(u[1])} {u[0]}",
              f"{fmt(r.ratio(v, h))} (`{r.reference}`)"]
             for family, vs in (item.split(":") for item in spec) for r in fams.get(family, []) for h in [r.headline()]
             for v in vs.split(",") for u in [rate(r.shapes[h].get(v))] if u]
@@ -105,16 +104,16 @@ OCC = [("blocks/SM", ["blocks_per_sm"]), ("registers/thread", ["registers"]),
        ("threads/block", ["threads_per_block"]), ("grid blocks", ["grid_blocks"])]
 
 
-def occupancy(fams, min_smem=0):
+def occupancy(runs, min_smem=0):
     """Per GPU and family: the kernels' attribute counters at the headline shape, the resident warps."""
     out = []
-    for r in (r for rs in fams.values() for r in rs):
+    for r in runs:
         rows = []
         for v, e in ((v, r.shapes[r.headline()][v]) for v in r.order(r.shapes[r.headline()])):
             x = [sum(e.get(k, 0) for k in ks) if any(k in e for k in ks) else None for _, ks in OCC]
             if x[0] is not None and (x[2] or 0) >= min_smem:
-                rows.append([r.cell(v)] + ["-" if y is None else f"{y:.0f}" for y in x + [
-                    x[0] * x[3] / 32 if x[3] else None]] + [fmt_rate(rate(e)[1]) if rate(e) else "-"])
+                rows.append([r.title(v, "`")] + ["-" if y is None else f"{y:.0f}" for y in x + [
+                    x[0] * x[3] / 32 if x[3] else None]] + [fmt_rate(r.value(v, r.headline()))])
         out += [f"{r.label} ({r.ctx.get('gpu_smem_per_sm_bytes', '?')} bytes of shared memory per SM), "
                 f"{r.family} at {short(r.headline())}:", "", table(
             ["kernel"] + [t for t, _ in OCC] + ["resident warps/SM", r.unit()], rows, 1), ""] if rows else []
@@ -126,13 +125,13 @@ def best(runs):
     rows = []
     for r in runs:
         for s in r.sorted_shapes():
-            steps = [v for v in r.shapes[s] if (r.step(v) or {}).get("kind") == "step" and r.ratio(v, s)]
+            steps = [v for v in r.shapes[s] if r.step(v).get("kind") == "step" and r.ratio(v, s)]
             if steps:
                 v = max(steps, key=lambda v: r.ratio(v, s))
                 e = r.shapes[s][v]
                 slots = e.get("blocks_per_sm", 0) * int(r.ctx.get("gpu_sm_count", 0))
-                rows.append([r.label, short(s), fmt_rate(rate(r.shapes[s][r.reference])[1]), r.cell(v),
-                             fmt_rate(rate(e)[1]), fmt(r.ratio(v, s)), fmt(e.get("grid_blocks"), 0),
+                rows.append([r.label, short(s), fmt_rate(r.value(r.reference, s)), r.title(v, "`"),
+                             fmt_rate(r.value(v, s)), fmt(r.ratio(v, s)), fmt(e.get("grid_blocks"), 0),
                              fmt(e["grid_blocks"] / slots) if slots and "grid_blocks" in e else "-"])
     return table(["GPU", "shape", f"`{runs[0].reference}`, {runs[0].unit()}", "fastest step", runs[0].unit(), "ratio",
                   "grid blocks", "waves"], rows) if rows else NONE
@@ -165,11 +164,10 @@ def intensity(family, shape):
     return {"reduction": 1.0 / (8 if re.search("double|long", shape) else 4), "transpose": 0.0}.get(family)
 
 
-def roofline(fams):
+def roofline(runs):
     """Per GPU the roofs (the fastest reference of the GB/s families and of the TFLOP/s ones) and
     every kernel at its family's headline shape under them: the markdown, the roofs [(GPU, GB/s,
     TFLOP/s)] and the point series [(label, [(FLOP/B, TFLOP/s, name)])] for plots.roofline."""
-    runs = [r for rs in fams.values() for r in rs]
     labels, rows, series = dict(gpus(runs)), {}, []
     roof = {g: {"GB/s": (0, None), "TFLOP/s": (0, None)} for g in labels}
     for r in runs:
@@ -197,19 +195,6 @@ def roofline(fams):
                               [f"{f} `{v}`", h, ai] + [cells.get(g, "-") for g in sorted(labels)]
                               for (f, v, h, ai), cells in rows.items()])]),
             roofs, series)
-
-
-def size_series(r):
-    """For the sizes plot of a run: the shapes of the headline's element type (without it), their
-    sizes, [(variant, [rate per shape])] with the reference first, the element type, the x title."""
-    k = shape_kind(r.headline())
-    shapes = [s for s in r.sorted_shapes() if shape_kind(s) == k]
-    variants = sorted(r.order({v for s in shapes for v in r.shapes[s]}), key=lambda v: v != r.reference)
-    series = [(r.title(v), [rate(r.shapes[s].get(v))[1] if rate(r.shapes[s].get(v)) else None for s in shapes])
-              for v in variants]
-    dims = len(re.findall(r"\d+", shapes[0]))
-    return ([short(s[len(k) + 1:] if k else s) for s in shapes], [shape_size(s) for s in shapes], series, k,
-            {1: "elements", 2: "rows x cols", 3: "M x N x K"}.get(dims, "shape"))
 
 
 if __name__ == "__main__":

@@ -12,11 +12,11 @@ SMs, shared memory and registers per SM)."""
 import argparse
 import collections
 import csv
-import glob
-import json
 import math
 import os
 import re
+
+import results
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAST = 9223372036854775807
@@ -31,8 +31,8 @@ TABLES = [
     Table("tc_gemm", "tc_gemm_tune", "recipes/tc_gemm/tc_gemm_07_tuned.cuh",  # BM BN BK, WM WN, stages
           r"(\d+)x(\d+)x(\d+)_(\d+)x(\d+)_(\d+)", "tc_gemm/(tuned_heuristic|tune_[0-9][^/]*)/", 3,
           "tuned_heuristic", 0.03, False, lambda f: f[5] * (f[0] + f[1]) * f[2] * 2),
-    Table("tc_gemm", "tc_gemm_tune_hopper", "recipes/tc_gemm/tc_gemm_14_tuned_hopper.cuh",  # BN stages cluster group
-          r"hopper_(\d+)_(\d+)_(\d+)_(\d+)", "tc_gemm/(cluster|tune_hopper_[0-9_]+)/", 5, "cluster", 0.01, False,
+    Table("tc_gemm", "tc_gemm_tune_hopper", "recipes/tc_gemm/tc_gemm_16_tuned_hopper.cuh",  # BN stages cluster group
+          r"hopper_(\d+)_(\d+)_(\d+)_(\d+)", "tc_gemm/(gpc_order|tune_hopper_[0-9_]+)/", 5, "gpc_order", 0.01, False,
           lambda f: f[1] * (128 * 64 + 64 * f[0]) * 2),
 ]
 MARKED = re.compile(r"(// BEGIN TUNED[A-Z ]* TABLE\n)#define (\w+)\(X\)(.*?)\n(// END TUNED)", re.S)
@@ -53,12 +53,10 @@ def load(path):
         head, *rows = csv.reader(open(path))
         shapes = [tuple(int(x) for x in c.split("x")) if "x" in c else (int(c),) * 3 for c in head[1:]]
         return {}, {r[0]: {s: float(x) for s, x in zip(shapes, r[1:]) if float(x) > 0} for r in rows}
-    data, rates = json.load(open(path)), {}
-    for b in data["benchmarks"]:
-        if b.get("aggregate_name") == "median" and "TFLOP/s" in b:
-            _, variant, shape = b["name"].split("/")[:3]
-            rates.setdefault(re.sub("^tune_", "", variant), {})[tuple(map(int, shape.split("x")))] = b["TFLOP/s"]
-    return data["context"], rates
+    r = results.Run(path)
+    rates = {re.sub("^tune_", "", v): {tuple(map(int, s.split("x"))): vs[v]["TFLOP/s"] for s, vs in r.shapes.items()
+                                       if "TFLOP/s" in vs.get(v, {})} for v in r.seen}
+    return r.ctx, {v: x for v, x in rates.items() if x}
 
 
 def shapes_of(rates):
@@ -131,7 +129,7 @@ def check():
     for t in TABLES:
         text = open(os.path.join(ROOT, t.header)).read()
         keys = [[int(x) for x in k.split(",")] for k in set(re.findall(r"X\((\d+, \d+, \d+, \d+),", text))]
-        same = [p for p in sorted(glob.glob(os.path.join(ROOT, "results", "*", t.name + ".*")))
+        same = [p for p in results.files(os.path.join(ROOT, "results"), t.name + ".*")
                 if p.endswith((".json", ".csv")) for ctx, rates in [load(p)] for picks in [choose(t, rates)]
                 if any(with_entries(t, text, k, picks) == text for k in ([key_of(ctx)] if ctx else keys))
                 and with_entries(t, with_entries(t, text, [0] * 4, picks), [0] * 4, []) == text]

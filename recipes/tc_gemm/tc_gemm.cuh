@@ -6,7 +6,7 @@
 /// Every launcher computes, row-major, D = alpha * A * B + beta * C and follows
 /// tc_gemm_common.cuh's contract.
 ///
-/// Steps 8 to 14 (TMA, wgmma, setmaxnreg) are Hopper's and need the arch-specific target sm_90a:
+/// Steps 8 to 16 (TMA, wgmma, setmaxnreg) are Hopper's and need the arch-specific target sm_90a:
 /// they join the list when SMEM_TC_GEMM_SM90A is defined, which the project's CMake does when it
 /// builds for sm_90a only (a GPU or CMAKE_CUDA_ARCHITECTURES of 90 is built as 90a). A build for
 /// another architecture gets steps 1 to 7.
@@ -29,7 +29,9 @@
 #include "tc_gemm_11_specialized.cuh"
 #include "tc_gemm_12_persistent.cuh"
 #include "tc_gemm_13_cluster.cuh"
-#include "tc_gemm_14_tuned_hopper.cuh"
+#include "tc_gemm_14_overlapped.cuh"
+#include "tc_gemm_15_gpc_order.cuh"
+#include "tc_gemm_16_tuned_hopper.cuh"
 #endif
 
 /// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher
@@ -62,8 +64,12 @@
     "Persistent blocks over a tile scheduler; the epilogue through shared memory and a TMA store.") \
   X(13, cluster, "tc_gemm_13_cluster.cuh",                                                              \
     "Clusters of two blocks: B multicast by TMA to both, tiles walked in groups for L2 reuse.")     \
-  X(14, tuned_hopper, "tc_gemm_14_tuned_hopper.cuh",                                                    \
-    "Step 13's kernel with the tile, ring, cluster and group shape tuned for GPUs like this one.")
+  X(14, overlapped, "tc_gemm_14_overlapped.cuh",                                                        \
+    "The epilogue's TMA stores spread behind the next tile's wgmma groups.")                           \
+  X(15, gpc_order, "tc_gemm_15_gpc_order.cuh",                                                          \
+    "Clusters placed in the tile walk by the GPC they run on: one GPC reads the same A tile in step.") \
+  X(16, tuned_hopper, "tc_gemm_16_tuned_hopper.cuh",                                                    \
+    "Step 15 with the tile, ring, cluster and group shape tuned for GPUs like this one.")
 #else
 #define SMEM_TC_GEMM_HOPPER_STEPS(X)
 #endif

@@ -24,6 +24,7 @@
 #include <cstdint>
 
 #include "tc_gemm_sm90.cuh"
+#include "tc_gemm_sm80.cuh"  // the mma.sync warp tile: the one step that takes both kits
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "tc_gemm_08_tma.cuh needs TMA and mbarrier transactions: compile for sm_90 or newer (e.g. -arch=sm_90a)"

@@ -13,9 +13,9 @@
 /// writes them one 64 x 64 panel at a time into a swizzled staging buffer (TmaTile, conflict-free
 /// 4-byte writes), and one thread stores the panel with `cp.async.bulk.tensor` (rows past M are
 /// clipped by the copy; a panel that ends inside a 16-byte chunk of a row is stored by the threads;
-/// store_tile_tma: pack_tile, then the panel stores of store_packed_tma, which step 13 calls
-/// apart). Two staging buffers per warpgroup alternate, so writing a panel overlaps storing the one
-/// before. D too must then have 16-byte aligned rows (cudaErrorInvalidValue otherwise).
+/// store_tile_tma in the kit: pack_tile, then the panel stores of store_packed_tma, which step 14
+/// calls apart). Two staging buffers per warpgroup alternate, so writing a panel overlaps storing
+/// the one before. D too must then have 16-byte aligned rows (cudaErrorInvalidValue otherwise).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -37,18 +37,6 @@ using PersistentShape = PersistentShapeOf<256, 4>;
 /// ldc, D, ldd); D itself for the columns TMA cannot store alone (see store_packed_panel).
 using TmaStoreKernel = void (*)(const CUtensorMap, const CUtensorMap, const CUtensorMap, int, int, int, float, float,
                                 const bf16*, int, bf16*, int);
-
-//! [tma store]
-/// pack_tile, then store_packed_tma: a finished tile stored at once.
-template <int BN, class LD>
-__device__ __forceinline__ void store_tile_tma(const float (&d)[BN / 2], bf16* stage, const CUtensorMap* d_map,
-                                               int row0, int col0, int M, int N, float alpha, float beta, const bf16* C,
-                                               int ldc, bf16* D, int ldd, int bar_id) {
-  unsigned v[BN / 4];
-  pack_tile<BN>(d, v, row0, col0, M, N, alpha, beta, C, ldc);
-  store_packed_tma<BN, LD>(v, stage, d_map, row0, col0, M, N, D, ldd, bar_id);
-}
-//! [tma store]
 
 //! [persistent kernel]
 template <class S>

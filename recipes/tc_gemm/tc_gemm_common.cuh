@@ -1,11 +1,11 @@
 /// \file tc_gemm_common.cuh
 /// \brief What every tensor-core GEMM step uses: the launcher contract (argument checks on the host
 /// before any CUDA call, the `D = beta * C` kernel for the degenerate cases), the launch plan, the
-/// tile orders, the epilogue, the per-device values the launchers read once, and the warp's
-/// `mma.sync` tile (`ldmatrix` fragments, `mma.sync`, the accumulators' stores), which steps 3 to 7
-/// and Hopper's step 8 share. What several steps of one generation share is in that generation's
-/// kit: tc_gemm_sm80.cuh (steps 2 to 7) and tc_gemm_sm90.cuh (steps 8 to 14, the only header of the
-/// family that includes <cuda.h>).
+/// tile orders, the epilogue and the per-device values the launchers read once. What several steps
+/// of one generation share is in that generation's kit: tc_gemm_sm80.cuh (steps 2 to 8: the tile
+/// layouts and the warp's `mma.sync` tile) and tc_gemm_sm90.cuh (steps 8 to 16, the only header of
+/// the family that includes <cuda.h>). Step 8, TMA feeding mma.sync, is the one step that takes
+/// both kits.
 ///
 /// Every step computes, row-major, D = alpha * A * B + beta * C with bf16 A (M x K, lda >= K),
 /// B (K x N, ldb >= N), C and D (M x N, ldc >= N, ldd >= N), fp32 accumulation and fp32 alpha
@@ -19,13 +19,13 @@
 /// returns `cudaGetLastError()` after the launch. D may be C itself (same leading dimension); C is
 /// not read when beta == 0 (it may then be null). The 16-byte paths need 16-byte aligned rows
 /// (pointers 16-byte aligned, leading dimensions multiples of 8); in steps 1 to 7 other operands
-/// take the element-wise path of the same kernel, steps 8 to 14 (whose tensor maps need such rows)
+/// take the element-wise path of the same kernel, steps 8 to 16 (whose tensor maps need such rows)
 /// return `cudaErrorInvalidValue` for them.
 ///
 /// Accepted sizes: every M, N, K from 0 to 2^31 - 1 with M N <= 2^40 (kMaxOutputElements: a D of
-/// 2 TiB, more than any GPU holds); a larger D is refused. Steps 8 to 14 also need lda (>= K) and
+/// 2 TiB, more than any GPU holds); a larger D is refused. Steps 8 to 16 also need lda (>= K) and
 /// ldb (>= N), and from step 12 on ldd, to be multiples of 8, so there N and K are at most
-/// 2^31 - 8. Steps 13 and 14 need no setup; prepare_cluster_order() (step 13), called once per
+/// 2^31 - 8. Steps 15 and 16 need no setup; prepare_cluster_order() (step 15), called once per
 /// device before capturing or timing them, lets them walk their clusters by GPU processing
 /// cluster: the same D, faster.
 #pragma once
@@ -249,132 +249,7 @@ inline GpuKey gpu_key() {
 
 }  // namespace detail
 
-// ---- Steps 3 to 8: the warp's mma.sync tile (sm_80 and later). ----
-
-//! [ptx]
 /// The shared-memory address (state space .shared) of a generic pointer into shared memory.
 __device__ __forceinline__ unsigned smem_u32(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
-/// ldmatrix.x4: four 8 x 8 bf16 matrices; lane l gives the shared-memory address of row l % 8 of
-/// matrix l / 8 (16 bytes each) and receives one 32-bit register of each matrix.
-__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned row) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(row));
-}
-__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const bf16* row) {
-  ldmatrix_x4(r, smem_u32(row));
-}
-/// The same, each matrix transposed (a row-major K x N tile read as the column-major B operand).
-__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned row) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(row));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const bf16* row) {
-  ldmatrix_x4_trans(r, smem_u32(row));
-}
-/// d += a * b on a 16 x 8 x 16 tile: bf16 A (row) and B (col) fragments, fp32 accumulators.
-__device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-//! [ptx]
-
-//! [warp mma]
-/// The 16-byte row that lane `lane` gives to ldmatrix.x4 for a 16 x 16 block: of A (m x k, the
-/// four matrices in the order of the mma's A fragment) row lane % 16, column 8 (lane / 16); of B
-/// (k x n, read transposed: b0, b1 of two n8 blocks) row lane % 8 + 8 (lane / 8 % 2), column
-/// 8 (lane / 16).
-__host__ __device__ constexpr int ldsm_a_row(int lane) { return lane % 16; }
-__host__ __device__ constexpr int ldsm_a_col(int lane) { return lane / 16 * 8; }
-__host__ __device__ constexpr int ldsm_b_row(int lane) { return lane % 8 + lane / 8 % 2 * 8; }
-__host__ __device__ constexpr int ldsm_b_col(int lane) { return lane / 16 * 8; }
-
-/// The A fragments (m16 x k16 each) of the warp's MI row blocks at rows wm0 + 16 i, column kk.
-template <int MI, class LA>
-__device__ __forceinline__ void load_a_frags(unsigned (&a)[MI][4], const bf16* As, int wm0, int kk, int lane) {
-#pragma unroll
-  for (int i = 0; i < MI; ++i)
-    ldmatrix_x4(a[i], As + LA::offset(wm0 + 16 * i + ldsm_a_row(lane), kk + ldsm_a_col(lane)));
-}
-/// The B fragments (k16 x n8 each) of the warp's NJ column blocks at columns wn0 + 8 j, row kk:
-/// one transposed ldmatrix.x4 covers two column blocks.
-template <int NJ, class LB>
-__device__ __forceinline__ void load_b_frags(unsigned (&b)[NJ][2], const bf16* Bs, int wn0, int kk, int lane) {
-  static_assert(NJ % 2 == 0, "column blocks in pairs");
-#pragma unroll
-  for (int j = 0; j < NJ; j += 2) {
-    unsigned r[4];
-    ldmatrix_x4_trans(r, Bs + LB::offset(kk + ldsm_b_row(lane), wn0 + 8 * j + ldsm_b_col(lane)));
-    b[j][0] = r[0], b[j][1] = r[1], b[j + 1][0] = r[2], b[j + 1][1] = r[3];
-  }
-}
-/// acc[i][j] += a[i] b[j] for the warp's MI x NJ tiles of 16 x 8.
-template <int MI, int NJ>
-__device__ __forceinline__ void warp_mma(float (&acc)[MI][NJ][4], const unsigned (&a)[MI][4],
-                                         const unsigned (&b)[NJ][2]) {
-#pragma unroll
-  for (int i = 0; i < MI; ++i)
-#pragma unroll
-    for (int j = 0; j < NJ; ++j) mma_16816(acc[i][j], a[i], b[j][0], b[j][1]);
-}
-/// The low (half 0) or high (half 1) bf16 of a pair packed in 32 bits.
-__device__ __forceinline__ bf16 bf16_half(unsigned pair, int half) {
-  return __ushort_as_bfloat16(static_cast<unsigned short>(pair >> (16 * half)));
-}
-
-/// Transposes 32-bit values across the four lanes of a quad: lane q's x[k] becomes lane k's x[q].
-/// Two butterfly exchanges, each trading two of the four values with the lane 2 or 1 apart.
-__device__ __forceinline__ void quad_transpose(unsigned (&x)[4], int lane) {
-  const bool hi2 = lane & 2, hi1 = lane & 1;
-  unsigned r0 = __shfl_xor_sync(~0u, hi2 ? x[0] : x[2], 2), r1 = __shfl_xor_sync(~0u, hi2 ? x[1] : x[3], 2);
-  if (hi2) x[0] = r0, x[1] = r1;
-  else x[2] = r0, x[3] = r1;
-  r0 = __shfl_xor_sync(~0u, hi1 ? x[0] : x[1], 1), r1 = __shfl_xor_sync(~0u, hi1 ? x[2] : x[3], 1);
-  if (hi1) x[0] = r0, x[2] = r1;
-  else x[1] = r0, x[3] = r1;
-}
-
-/// The epilogue of the warp's accumulators: lane l holds rows l / 4 and l / 4 + 8 and columns
-/// 2 (l % 4) and 2 (l % 4) + 1 of each 16 x 8 tile. Each value is finished in fp32 and rounded
-/// to bf16 once, two per register; then the four lanes of a quad trade those pairs across four
-/// tiles side by side (quad_transpose), so that each lane holds 8 consecutive columns of a row:
-/// one 16-byte store, and a warp's store fills whole 32-byte sectors of 8 rows, where one store per
-/// element wrote 8 bytes of each sector and took 8 times as many instructions.
-template <int MI, int NJ>
-__device__ __forceinline__ void store_acc(const float (&acc)[MI][NJ][4], int row0, int col0, int lane, int M, int N,
-                                          float alpha, float beta, const bf16* C, int ldc, bf16* D, int ldd) {
-  static_assert(NJ % 4 == 0, "column blocks in fours: a quad's 8-column stores");
-  const bool d_rows16 = ldd % 8 == 0 && aligned(D, 16);  // D's rows take 16-byte stores
-#pragma unroll
-  for (int i = 0; i < MI; ++i)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = row0 + 16 * i + lane / 4 + 8 * h;
-#pragma unroll
-      for (int g = 0; g < NJ / 4; ++g) {
-        unsigned x[4];  // columns 8 (4 g + k) + 2 (lane % 4), + 1 of row r, k = 0 .. 3
-#pragma unroll
-        for (int k = 0; k < 4; ++k)
-          x[k] = finish_pair(acc[i][4 * g + k][2 * h], acc[i][4 * g + k][2 * h + 1], r,
-                             col0 + 8 * (4 * g + k) + lane % 4 * 2, M, N, alpha, beta, C, ldc);
-        quad_transpose(x, lane);
-        const int c = col0 + 8 * (4 * g + lane % 4);  // now columns c .. c + 7 of row r
-        if (r >= M) continue;
-        bf16* d = D + std::size_t(r) * ldd + c;
-        if (d_rows16 && N - c >= 8) {
-          *reinterpret_cast<uint4*>(d) = make_uint4(x[0], x[1], x[2], x[3]);
-        } else {
-#pragma unroll
-          for (int e = 0; e < 8; ++e)
-            if (c + e < N) d[e] = bf16_half(x[e / 2], e % 2);
-        }
-      }
-    }
-}
-//! [warp mma]
 
 }  // namespace smem::tc_gemm

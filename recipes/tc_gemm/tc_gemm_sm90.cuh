@@ -1,8 +1,8 @@
 /// \file tc_gemm_sm90.cuh
-/// \brief The Hopper kit of the tensor-core GEMM (sm_90a), what steps 8 to 14 share: the 128-byte
+/// \brief The Hopper kit of the tensor-core GEMM (sm_90a), what steps 8 to 16 share: the 128-byte
 /// swizzle that all their tiles use (TmaTile: the offsets, TMA boxes, wgmma descriptors, alignment
 /// and shared memory of one layout), the tensor maps and the launch that makes them, mbarriers,
-/// TMA loads and stores, `wgmma`, `setmaxnreg`, and the warp-specialized tile of steps 12 to 14
+/// TMA loads and stores, `wgmma`, `setmaxnreg`, and the warp-specialized tile of steps 12 to 16
 /// with its TMA-store epilogue. The family's only header that includes <cuda.h> (the tensor maps'
 /// types; no driver library is linked).
 #pragma once
@@ -99,7 +99,7 @@ using TmaKernel = void (*)(const CUtensorMap, const CUtensorMap, int, int, int, 
 /// (tma_rows: A, B and, for a kernel that stores D with TMA, any but a TmaKernel, D), both before
 /// any CUDA call; then the tensor maps of A and B in S's tiles (S::LA, S::LB) and, for a kernel that
 /// stores with TMA, of D in S::LD's panels, then the plan's kernel with (a_map, b_map[, d_map], M,
-/// N, K, alpha, beta, C, ldc, D, ldd) and, per `extra`, one more argument extra(plan) (step 13: its
+/// N, K, alpha, beta, C, ldc, D, ldd) and, per `extra`, one more argument extra(plan) (steps 13 to 16: their
 /// clusters' order). cudaErrorInvalidValue when the rows break the rule, the plan is null or the
 /// driver refuses a map.
 template <class S, class Kernel, class... Extra>
@@ -366,7 +366,7 @@ __device__ __forceinline__ void store_wgmma_acc(const float (&d)[N / 2], int row
 }
 //! [wgmma epilogue]
 
-/// The warp-specialized tile of steps 12 to 14: 128 x BN x 64 windows in a ring of Stages, one
+/// The warp-specialized tile of steps 12 to 16: 128 x BN x 64 windows in a ring of Stages, one
 /// producer warpgroup and two consumer warpgroups of 64 x BN each, plus two 64 x 64 staging
 /// panels of D per consumer for the TMA-store epilogue.
 template <int BN, int Stages>
@@ -461,6 +461,15 @@ __device__ __forceinline__ void store_packed_tma(const unsigned (&v)[BN / 4], bf
     store_packed_panel<BN, LD, P>(v, stage, d_map, row0, col0, M, N, D, ldd, bar_id);
     store_packed_tma<BN, LD, P + 1>(v, stage, d_map, row0, col0, M, N, D, ldd, bar_id);
   }
+}
+/// pack_tile, then store_packed_tma: a finished tile stored at once.
+template <int BN, class LD>
+__device__ __forceinline__ void store_tile_tma(const float (&d)[BN / 2], bf16* stage, const CUtensorMap* d_map,
+                                               int row0, int col0, int M, int N, float alpha, float beta, const bf16* C,
+                                               int ldc, bf16* D, int ldd, int bar_id) {
+  unsigned v[BN / 4];
+  pack_tile<BN>(d, v, row0, col0, M, N, alpha, beta, C, ldc);
+  store_packed_tma<BN, LD>(v, stage, d_map, row0, col0, M, N, D, ldd, bar_id);
 }
 //! [tma epilogue]
 
