@@ -105,18 +105,30 @@ OCC = [("blocks/SM", ["blocks_per_sm"]), ("registers/thread", ["registers"]),
 
 
 def occupancy(runs, min_smem=0):
-    """Per GPU and family: the kernels' attribute counters at the headline shape, the resident warps."""
-    out = []
+    """Per family: the kernels' attribute counters at the headline shape and the resident warps, one
+    table for the GPUs whose counters agree, with a rate column per GPU."""
+    groups = []  # [runs, rows of counters, rates per run]
     for r in runs:
-        rows = []
+        rows, rates = [], []
         for v, e in ((v, r.shapes[r.headline()][v]) for v in r.order(r.shapes[r.headline()])):
             x = [sum(e.get(k, 0) for k in ks) if any(k in e for k in ks) else None for _, ks in OCC]
             if x[0] is not None and (x[2] or 0) >= min_smem:
                 rows.append([r.title(v, "`")] + ["-" if y is None else f"{y:.0f}" for y in x + [
-                    x[0] * x[3] / 32 if x[3] else None]] + [fmt_rate(r.value(v, r.headline()))])
-        out += [f"{r.label} ({r.ctx.get('gpu_smem_per_sm_bytes', '?')} bytes of shared memory per SM), "
-                f"{r.family} at {short(r.headline())}:", "", table(
-            ["kernel"] + [t for t, _ in OCC] + ["resident warps/SM", r.unit()], rows, 1), ""] if rows else []
+                    x[0] * x[3] / 32 if x[3] else None]])
+                rates.append(fmt_rate(r.value(v, r.headline())))
+        same = [g for g in groups if (g[0][0].family, g[0][0].headline(), g[1]) == (r.family, r.headline(), rows)]
+        if same and rows and same[0][0][0].ctx.get("gpu_smem_per_sm_bytes") == r.ctx.get("gpu_smem_per_sm_bytes"):
+            same[0][0].append(r), same[0][2].append(rates)
+        elif rows:
+            groups.append([[r], rows, [rates]])
+    out = []
+    for rs, rows, rates in groups:
+        r = rs[0]
+        out += [f"{' and '.join(x.label for x in rs)} ({r.ctx.get('gpu_smem_per_sm_bytes', '?')} bytes of shared "
+                f"memory per SM), {r.family} at {short(r.headline())}:", "", table(
+                    ["kernel"] + [t for t, _ in OCC] + ["resident warps/SM"] + [
+                        f"{r.unit()}, {x.label}" if len(rs) > 1 else r.unit() for x in rs],
+                    [row + [g[i] for g in rates] for i, row in enumerate(rows)], 1), ""]
     return "\n".join(out) or None
 
 
