@@ -107,7 +107,7 @@ OCC = [("blocks/SM", ["blocks_per_sm"]), ("registers/thread", ["registers"]),
 def occupancy(runs, min_smem=0):
     """Per family: the kernels' attribute counters at the headline shape and the resident warps, one
     table for the GPUs whose counters agree, with a rate column per GPU."""
-    groups = []  # [runs, rows of counters, rates per run]
+    groups = {}  # (family, shape, shared memory per SM, rows of counters) -> (rows, runs, rates per run)
     for r in runs:
         rows, rates = [], []
         for v, e in ((v, r.shapes[r.headline()][v]) for v in r.order(r.shapes[r.headline()])):
@@ -116,13 +116,12 @@ def occupancy(runs, min_smem=0):
                 rows.append([r.title(v, "`")] + ["-" if y is None else f"{y:.0f}" for y in x + [
                     x[0] * x[3] / 32 if x[3] else None]])
                 rates.append(fmt_rate(r.value(v, r.headline())))
-        same = [g for g in groups if (g[0][0].family, g[0][0].headline(), g[1]) == (r.family, r.headline(), rows)]
-        if same and rows and same[0][0][0].ctx.get("gpu_smem_per_sm_bytes") == r.ctx.get("gpu_smem_per_sm_bytes"):
-            same[0][0].append(r), same[0][2].append(rates)
-        elif rows:
-            groups.append([[r], rows, [rates]])
+        if rows:
+            g = groups.setdefault((r.family, r.headline(), r.ctx.get("gpu_smem_per_sm_bytes"), str(rows)),
+                                  (rows, [], []))
+            g[1].append(r), g[2].append(rates)
     out = []
-    for rs, rows, rates in groups:
+    for rows, rs, rates in groups.values():
         r = rs[0]
         out += [f"{' and '.join(x.label for x in rs)} ({r.ctx.get('gpu_smem_per_sm_bytes', '?')} bytes of shared "
                 f"memory per SM), {r.family} at {short(r.headline())}:", "", table(
