@@ -1,0 +1,67 @@
+/// \file attention.cuh
+/// \brief The attention family (bf16 Q, K, V and O, fp32 softmax and accumulation): its one step
+/// list (SMEM_ATTENTION_STEPS), and the Variant enum, names, dispatchers and step table generated
+/// from it, which the tests and benchmarks iterate over.
+///
+/// Every launcher computes O = softmax(scale Q K^T + mask) V and the rows' log-sum-exp and follows
+/// attention_common.cuh's contract.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "../smem_steps.cuh"
+#include "attention_01_naive.cuh"
+#include "attention_02_two_pass.cuh"
+#include "attention_03_online.cuh"
+#include "attention_common.cuh"
+
+/// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher
+/// (`name(p, Q, K, V, O, lse, workspace, workspace_bytes, stream)`), its plan (`name##_plan(p)`)
+/// and its workspace size (`name##_workspace(p)`).
+#define SMEM_ATTENTION_STEPS(X)                                                                            \
+  X(1, naive, "attention_01_naive.cuh", "Three kernels: S = scale Q K^T in fp32 through global memory, softmax, P V.") \
+  X(2, two_pass, "attention_02_two_pass.cuh",                                                              \
+    "Fused: K and V tiles through shared memory, two passes over K, S never leaves the SM.")            \
+  X(3, online, "attention_03_online.cuh", "The online softmax: one pass, the running output rescaled.")
+
+namespace smem::attention {
+
+/// Variant, Step, kSteps[], kAllVariants[] and name(v), from the step list.
+SMEM_STEP_TABLE(SMEM_ATTENTION_STEPS)
+
+/// Runs one variant.
+inline cudaError_t run(Variant v, const Problem& p, const bf16* Q, const bf16* K, const bf16* V, bf16* O, float* lse,
+                       void* workspace, std::size_t workspace_bytes, cudaStream_t stream = nullptr) {
+  switch (v) {
+#define SMEM_RUN(step, name, header, summary) \
+  case Variant::name: return name(p, Q, K, V, O, lse, workspace, workspace_bytes, stream);
+    SMEM_ATTENTION_STEPS(SMEM_RUN)
+#undef SMEM_RUN
+  }
+  return cudaErrorInvalidValue;
+}
+
+/// The bytes of workspace variant v needs for p.
+inline std::size_t workspace(Variant v, const Problem& p) {
+  switch (v) {
+#define SMEM_WORKSPACE(step, name, header, summary) \
+  case Variant::name: return name##_workspace(p);
+    SMEM_ATTENTION_STEPS(SMEM_WORKSPACE)
+#undef SMEM_WORKSPACE
+  }
+  return 0;
+}
+
+/// The launch plan variant v uses for p (its first kernel's), as the benchmark reports it.
+inline Plan<const void*> plan(Variant v, const Problem& p) {
+  switch (v) {
+#define SMEM_PLAN(step, name, header, summary) \
+  case Variant::name: return name##_plan(p).erased();
+    SMEM_ATTENTION_STEPS(SMEM_PLAN)
+#undef SMEM_PLAN
+  }
+  return {nullptr, dim3(), dim3(), 0};
+}
+
+}  // namespace smem::attention
