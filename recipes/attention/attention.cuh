@@ -14,6 +14,7 @@
 #include "attention_01_naive.cuh"
 #include "attention_02_two_pass.cuh"
 #include "attention_03_online.cuh"
+#include "attention_04_mma.cuh"
 #include "attention_common.cuh"
 
 /// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher
@@ -23,7 +24,9 @@
   X(1, naive, "attention_01_naive.cuh", "Three kernels: S = scale Q K^T in fp32 through global memory, softmax, P V.") \
   X(2, two_pass, "attention_02_two_pass.cuh",                                                              \
     "Fused: K and V tiles through shared memory, two passes over K, S never leaves the SM.")            \
-  X(3, online, "attention_03_online.cuh", "The online softmax: one pass, the running output rescaled.")
+  X(3, online, "attention_03_online.cuh", "The online softmax: one pass, the running output rescaled.")    \
+  X(4, mma, "attention_04_mma.cuh",                                                                        \
+    "mma.sync m16n8k16 with ldmatrix, Q and P in registers, swizzled K and V tiles.")
 
 namespace smem::attention {
 
