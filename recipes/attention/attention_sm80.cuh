@@ -1,11 +1,14 @@
 /// \file attention_sm80.cuh
 /// \brief The Ampere kit of the attention family, what its tensor-core steps (4 on) share: the
-/// XOR-swizzled shared tile of head_dim columns, its 16-byte copy from global memory, and the
-/// `ldmatrix` and `mma.sync` m16n8k16 instructions (bf16 in, fp32 accumulators).
+/// XOR-swizzled shared tile of head_dim columns, its 16-byte copy from global memory, the
+/// `ldmatrix` and `mma.sync` m16n8k16 instructions (bf16 in, fp32 accumulators), and a warp's
+/// share of the work on its 16 query rows (WarpRows: the scores, the online softmax on the
+/// accumulators, P V with P in registers, the store).
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdint>
 
 #include "attention_common.cuh"
@@ -78,5 +81,127 @@ __device__ __forceinline__ unsigned pack_bf16(float x, float y) {
   return *reinterpret_cast<const unsigned*>(&v);
 }
 //! [ptx]
+
+//! [warp tile]
+/// A warp's share of a block of tensor-core attention: 16 query rows, tiles of kKeys keys, head_dim
+/// D. s: the scores S = Q K^T of the tile (kKeys / 8 accumulator blocks of 16 x 8); o: the output
+/// (D / 8 blocks); m and l: the running max and this thread's part of the sum of rows g and g + 8.
+template <int D, int kKeys>
+struct WarpRows {
+  static constexpr int kNb = kKeys / 8, kDb = D / 8;
+  unsigned qf[D / 16][4];  // the 16 Q rows as A fragments, k = head_dim, loaded once
+  float s[kNb][4], o[kDb][4] = {}, m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+
+  /// Q's fragments from the swizzled tile Qs, rows row0 to row0 + 15.
+  template <class QTile>
+  __device__ __forceinline__ void load_q(const bf16* Qs, int row0) {
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+      ldmatrix_x4(qf[kk], Qs + QTile::offset(row0 + lane % 16, 16 * kk + lane / 16 * 8));
+  }
+
+  /// s = Q K^T for the tile in Ks: K's rows, as stored, are the mma's column-major B operand.
+  template <class KvTile>
+  __device__ __forceinline__ void scores(const bf16* Ks) {
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int nb = 0; nb < kNb; ++nb) s[nb][0] = s[nb][1] = s[nb][2] = s[nb][3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+#pragma unroll
+      for (int nb = 0; nb < kNb; nb += 2) {
+        unsigned r[4];  // b0, b1 of key blocks nb and nb + 1
+        ldmatrix_x4(r, Ks + KvTile::offset(8 * nb + lane / 16 * 8 + lane % 8, 16 * kk + lane / 8 % 2 * 8));
+        mma_16816(s[nb], qf[kk], r[0], r[1]);
+        mma_16816(s[nb + 1], qf[kk], r[2], r[3]);
+      }
+  }
+
+  /// The online softmax of the tile: scale, mask (key j of the tile is k0 + j; row g + 8 hh is
+  /// query i0 + g + 8 hh; with kMask false no element is masked), new max, s replaced by
+  /// exp(s - max), and o and l rescaled by exp(old max - new max). Each row's max is shared by the
+  /// quad (two shuffles); l stays per thread until store().
+  template <bool kMask = true>
+  __device__ __forceinline__ void softmax(const Problem& p, long long i0, long long k0) {
+    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    float scale_old[2];
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      const long long i = i0 + g + 8 * hh;
+      float mt = -INFINITY;
+#pragma unroll
+      for (int nb = 0; nb < kNb; ++nb)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const long long j = k0 + 8 * nb + 2 * t + e;
+          float& x = s[nb][2 * hh + e];
+          x = !kMask || (j < p.seq_kv && visible(p, i, j)) ? p.scale * x : -INFINITY;
+          mt = fmaxf(mt, x);
+        }
+      mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, 1));
+      mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, 2));
+      const float m_new = fmaxf(m[hh], mt), base = m_new == -INFINITY ? 0.0f : m_new;
+      scale_old[hh] = expf(m[hh] - base);  // 0 while the row has seen no key
+      float sum = 0.0f;
+#pragma unroll
+      for (int nb = 0; nb < kNb; ++nb)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          s[nb][2 * hh + e] = expf(s[nb][2 * hh + e] - base);
+          sum += s[nb][2 * hh + e];
+        }
+      l[hh] = l[hh] * scale_old[hh] + sum;
+      m[hh] = m_new;
+    }
+#pragma unroll
+    for (int db = 0; db < kDb; ++db)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[db][e] *= scale_old[e / 2];
+  }
+
+  /// o += P V for the tile in Vs, P = s straight from the accumulators: two 16 x 8 accumulator
+  /// blocks are, element for element, one 16 x 16 A fragment. V (keys x head_dim, row-major) is
+  /// read with ldmatrix.trans.
+  template <class KvTile>
+  __device__ __forceinline__ void add_pv(const bf16* Vs) {
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int kb = 0; kb < kKeys / 16; ++kb) {
+      const unsigned a[4] = {pack_bf16(s[2 * kb][0], s[2 * kb][1]), pack_bf16(s[2 * kb][2], s[2 * kb][3]),
+                             pack_bf16(s[2 * kb + 1][0], s[2 * kb + 1][1]),
+                             pack_bf16(s[2 * kb + 1][2], s[2 * kb + 1][3])};
+#pragma unroll
+      for (int db = 0; db < kDb; db += 2) {
+        unsigned r[4];  // b0, b1 of head_dim blocks db and db + 1
+        ldmatrix_x4_trans(r, Vs + KvTile::offset(16 * kb + lane % 8 + lane / 8 % 2 * 8, 8 * db + lane / 16 * 8));
+        mma_16816(o[db], a, r[0], r[1]);
+        mma_16816(o[db + 1], a, r[2], r[3]);
+      }
+    }
+  }
+
+  /// O = o / l of rows i0 + g and i0 + g + 8 below seq_q, as bf16 pairs, and their LSE; a row that
+  /// saw no key: O = 0, LSE = -inf.
+  __device__ __forceinline__ void store(const Problem& p, long long b, long long h, long long i0, bf16* O,
+                                        float* lse) {
+    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 1);
+      l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 2);
+      const long long i = i0 + g + 8 * hh;
+      if (i >= p.seq_q) continue;
+      const float inv = l[hh] == 0.0f ? 0.0f : 1.0f / l[hh];
+      bf16* out = O + at(p.o, b, i, h) + 2 * t;
+#pragma unroll
+      for (int db = 0; db < kDb; ++db)
+        *reinterpret_cast<unsigned*>(out + 8 * db) = pack_bf16(o[db][2 * hh] * inv, o[db][2 * hh + 1] * inv);
+      if (lse != nullptr && t == 0)
+        lse[(b * p.heads_q + h) * p.seq_q + i] = l[hh] == 0.0f ? -INFINITY : m[hh] + logf(l[hh]);
+    }
+  }
+};
+//! [warp tile]
 
 }  // namespace smem::attention
