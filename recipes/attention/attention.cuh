@@ -15,6 +15,7 @@
 #include "attention_02_two_pass.cuh"
 #include "attention_03_online.cuh"
 #include "attention_04_mma.cuh"
+#include "attention_05_pipelined.cuh"
 #include "attention_common.cuh"
 
 /// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher
@@ -26,7 +27,8 @@
     "Fused: K and V tiles through shared memory, two passes over K, S never leaves the SM.")            \
   X(3, online, "attention_03_online.cuh", "The online softmax: one pass, the running output rescaled.")    \
   X(4, mma, "attention_04_mma.cuh",                                                                        \
-    "mma.sync m16n8k16 with ldmatrix, Q and P in registers, swizzled K and V tiles.")
+    "mma.sync m16n8k16 with ldmatrix, Q and P in registers, swizzled K and V tiles.")                 \
+  X(5, pipelined, "attention_05_pipelined.cuh", "A cp.async K/V pipeline: the next tiles load during both products.")
 
 namespace smem::attention {
 

@@ -1,7 +1,7 @@
 /// \file attention_sm80.cuh
 /// \brief The Ampere kit of the attention family, what its tensor-core steps (4 on) share: the
 /// XOR-swizzled shared tile of head_dim columns, its 16-byte copy from global memory, the
-/// `ldmatrix` and `mma.sync` m16n8k16 instructions (bf16 in, fp32 accumulators), and a warp's
+/// `ldmatrix`, `mma.sync` m16n8k16 (bf16 in, fp32 accumulators) and `cp.async` instructions, and a warp's
 /// share of the work on its 16 query rows (WarpRows: the scores, the online softmax on the
 /// accumulators, P V with P in registers, the store).
 #pragma once
@@ -81,6 +81,34 @@ __device__ __forceinline__ unsigned pack_bf16(float x, float y) {
   return *reinterpret_cast<const unsigned*>(&v);
 }
 //! [ptx]
+
+//! [cp.async]
+/// Copies 16 bytes from global to shared memory without passing through registers (sm_80's
+/// cp.async, cached in L2 only); with `valid` false it writes 16 zero bytes and reads nothing.
+__device__ __forceinline__ void cp_async16(bf16* dst, const bf16* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src),
+               "r"(valid ? 16 : 0)
+               : "memory");
+}
+/// Closes the group of the copies issued so far by this thread.
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+/// Waits until at most kPending of this thread's groups are in flight.
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+/// load_tile16 through cp.async: the copies are issued, not waited for.
+template <class Tile, int kThreads>
+__device__ __forceinline__ void load_tile_async(bf16* dst, const bf16* src, long long seq_stride, long long valid) {
+  constexpr int D = Tile::kD, kChunks = Tile::kRows * D / 8;
+  static_assert(kChunks % kThreads == 0, "every thread copies the same number of chunks");
+#pragma unroll
+  for (int i = 0; i < kChunks / kThreads; ++i) {
+    const int id = int(threadIdx.x) + i * kThreads, r = id / (D / 8), c = id % (D / 8) * 8;
+    cp_async16(dst + Tile::offset(r, c), src + (r < valid ? r * seq_stride + c : 0), r < valid);
+  }
+}
+//! [cp.async]
 
 //! [warp tile]
 /// A warp's share of a block of tensor-core attention: 16 query rows, tiles of kKeys keys, head_dim

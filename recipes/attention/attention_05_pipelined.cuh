@@ -1,0 +1,97 @@
+/// \file attention_05_pipelined.cuh
+/// \brief Step 5, a cp.async pipeline: the next K and V tiles load while the warps compute on the
+/// current ones.
+///
+/// Change from step 4: in step 4 every thread copies a tile through its registers and the block
+/// waits for the copy before any warp computes, then the copy units idle while the tensor cores
+/// work. Here the tiles of keys k0 + 64 are issued with `cp.async` (global to shared memory
+/// directly, zero-filled past seq_kv) into the second of two stages before the warps start on
+/// the tiles of k0; `cp.async.wait_group 1` then waits only for the older group. The copy of tile
+/// t + 1 overlaps both products and the softmax of tile t. Two stages of K and V take 64 KiB of
+/// shared memory at head_dim 128, so the kernel opts in to more than 48 KiB.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "attention_sm80.cuh"
+
+namespace smem::attention {
+
+/// Step 5's block: step 4's tiles, K and V in two stages.
+template <int D>
+struct PipelinedShape {
+  static constexpr int kRows = 64, kKeys = 64, kWarps = 4, kThreads = 32 * kWarps, kStages = 2;
+  using QTile = SwizzledTile<kRows, D>;
+  using KvTile = SwizzledTile<kKeys, D>;
+  static constexpr unsigned kSmemBytes = (QTile::kElems + 2 * kStages * KvTile::kElems) * sizeof(bf16);
+};
+
+//! [pipelined kernel]
+template <int D>
+__global__ void __launch_bounds__(PipelinedShape<D>::kThreads) pipelined_kernel(Problem p, const bf16* Q,
+                                                                                const bf16* K, const bf16* V,
+                                                                                bf16* O, float* lse) {
+  using S = PipelinedShape<D>;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  bf16* Qs = reinterpret_cast<bf16*>(smem_raw);
+  bf16* stage0 = Qs + S::QTile::kElems;  // stage s: K at stage0 + 2 s kElems, V after it
+  const long long tiles_q = tiles(p.seq_q, S::kRows), bh = blockIdx.x / tiles_q;
+  const long long b = bh / p.heads_q, h = bh % p.heads_q, hk = h / (p.heads_q / p.heads_kv);
+  const long long q0 = blockIdx.x % tiles_q * S::kRows;
+  const int row0 = 16 * int(threadIdx.x / 32);
+  auto issue = [&](long long k0, int s) {  // the K and V tiles of keys k0 on, into stage s
+    bf16* Ks = stage0 + 2 * s * S::KvTile::kElems;
+    load_tile_async<typename S::KvTile, S::kThreads>(Ks, K + at(p.k, b, k0, hk), p.k.seq, p.seq_kv - k0);
+    load_tile_async<typename S::KvTile, S::kThreads>(Ks + S::KvTile::kElems, V + at(p.v, b, k0, hk), p.v.seq,
+                                                     p.seq_kv - k0);
+    cp_async_commit();
+  };
+
+  load_tile_async<typename S::QTile, S::kThreads>(Qs, Q + at(p.q, b, q0, h), p.q.seq, p.seq_q - q0);
+  issue(0, 0);  // one group: Q and the first tiles
+  WarpRows<D, S::kKeys> w;
+  const long long n = tiles(p.seq_kv, S::kKeys);
+  for (long long t = 0; t < n; ++t) {
+    if (t + 1 < n) {
+      issue((t + 1) * S::kKeys, int((t + 1) % 2));  // into the stage every warp finished with
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();  // tile t (and Q) landed for every thread's copies
+    if (t == 0) w.template load_q<typename S::QTile>(Qs, row0);
+    const bf16* Ks = stage0 + 2 * (t % 2) * S::KvTile::kElems;
+    w.template scores<typename S::KvTile>(Ks);
+    w.softmax(p, q0 + row0, t * S::kKeys);
+    w.template add_pv<typename S::KvTile>(Ks + S::KvTile::kElems);
+    __syncthreads();  // every warp is done with stage t % 2 before it is refilled
+  }
+  w.store(p, b, h, q0 + row0, O, lse);
+}
+//! [pipelined kernel]
+
+/// The plan of step 5: head_dim 64 or 128, 16-byte rows (null otherwise); one block per 64 query
+/// rows of each head.
+inline Plan<RowKernel> pipelined_plan(const Problem& p, const bf16* Q = nullptr, const bf16* K = nullptr,
+                                      const bf16* V = nullptr, const bf16* O = nullptr) {
+  const bool rows = rows16(Q, p.q) && rows16(K, p.k) && rows16(V, p.v) && rows16(O, p.o);
+  const RowKernel k = !rows ? nullptr
+                      : p.head_dim == 64  ? pipelined_kernel<64>
+                      : p.head_dim == 128 ? pipelined_kernel<128>
+                                          : nullptr;
+  return grid_plan(k, 1LL * p.batch * p.heads_q * tiles(p.seq_q, 64), dim3(128),
+                   p.head_dim == 64 ? PipelinedShape<64>::kSmemBytes : PipelinedShape<128>::kSmemBytes);
+}
+inline std::size_t pipelined_workspace(const Problem&) { return 0; }
+
+/// O = softmax(scale Q K^T + mask) V and its LSE: step 4 with the K and V loads pipelined.
+inline cudaError_t pipelined(const Problem& p, const bf16* Q, const bf16* K, const bf16* V, bf16* O, float* lse,
+                             void*, std::size_t, cudaStream_t stream = nullptr) {
+  const Args a = check_args(p, Q, K, V, O, lse);
+  if (a == Args::invalid || (p.head_dim != 64 && p.head_dim != 128)) return cudaErrorInvalidValue;
+  if (a != Args::launch) return finish_without_launch(a, p, O, lse, stream);
+  return launch(pipelined_plan(p, Q, K, V, O), stream, p, Q, K, V, O, lse);
+}
+
+}  // namespace smem::attention
