@@ -16,6 +16,7 @@
 #include "attention_03_online.cuh"
 #include "attention_04_mma.cuh"
 #include "attention_05_pipelined.cuh"
+#include "attention_06_causal.cuh"
 #include "attention_common.cuh"
 
 /// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher
@@ -28,7 +29,9 @@
   X(3, online, "attention_03_online.cuh", "The online softmax: one pass, the running output rescaled.")    \
   X(4, mma, "attention_04_mma.cuh",                                                                        \
     "mma.sync m16n8k16 with ldmatrix, Q and P in registers, swizzled K and V tiles.")                 \
-  X(5, pipelined, "attention_05_pipelined.cuh", "A cp.async K/V pipeline: the next tiles load during both products.")
+  X(5, pipelined, "attention_05_pipelined.cuh", "A cp.async K/V pipeline: the next tiles load during both products.") \
+  X(6, causal, "attention_06_causal.cuh",                                                                  \
+    "Causal work skipped: masked tiles never loaded, the mask only on diagonal tiles, longest blocks first.")
 
 namespace smem::attention {
 

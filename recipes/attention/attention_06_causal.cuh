@@ -1,0 +1,102 @@
+/// \file attention_06_causal.cuh
+/// \brief Step 6, causal work skipped: no tile that the mask hides entirely is loaded or computed,
+/// only the tiles that cross the diagonal (or the end of K) are masked, and the blocks with the
+/// most work start first.
+///
+/// Change from step 5: with the causal mask, query i sees keys up to i + seq_kv - seq_q, so a block
+/// of rows q0 to q1 needs the K/V tiles up to key q1 + seq_kv - seq_q only: for a square problem,
+/// about half the tiles of step 5 are never touched. Of those it walks, a tile whose keys all lie
+/// at or before q0 + seq_kv - seq_q (and before seq_kv) needs no mask: the compare-and-select per
+/// score runs only on the tiles at the diagonal. The work per block now grows with its query
+/// tile, so the blocks are numbered from the last query tile down: the longest blocks start
+/// first and the short ones fill in at the end, instead of the last wave holding the longest
+/// blocks alone. Without the causal mask the step is step 5 with only the last tile masked.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "attention_05_pipelined.cuh"
+
+namespace smem::attention {
+
+/// The keys the rows first to last of a block see, as tiles of kKeys: tiles [0, end) are walked,
+/// and tiles from `masked` on need the mask (they reach past the diagonal of row `first`, or
+/// past seq_kv).
+struct KeyTiles {
+  long long end, masked;
+  __host__ __device__ KeyTiles(const Problem& p, long long first, long long last, int keys) {
+    const long long n = tiles(p.seq_kv, keys), shift = p.seq_kv - p.seq_q;
+    const long long reach = (last + shift) / keys + 1, clear_row = first + shift + 1;
+    end = !p.causal ? n : last + shift < 0 ? 0 : reach < n ? reach : n;
+    const long long clear = !p.causal || clear_row > p.seq_kv ? p.seq_kv : clear_row;  // keys below it: no mask
+    masked = clear <= 0 ? 0 : clear / keys;  // tiles below it lie wholly before `clear`
+  }
+};
+
+//! [causal kernel]
+template <int D>
+__global__ void __launch_bounds__(PipelinedShape<D>::kThreads) causal_kernel(Problem p, const bf16* Q, const bf16* K,
+                                                                             const bf16* V, bf16* O, float* lse) {
+  using S = PipelinedShape<D>;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  bf16* Qs = reinterpret_cast<bf16*>(smem_raw);
+  bf16* stage0 = Qs + S::QTile::kElems;
+  // The last query tiles first: block x takes query tile tiles_q - 1 - x / heads of head x % heads.
+  const long long tiles_q = tiles(p.seq_q, S::kRows), heads = 1LL * p.batch * p.heads_q;
+  const long long bh = blockIdx.x % heads, b = bh / p.heads_q, h = bh % p.heads_q;
+  const long long hk = h / (p.heads_q / p.heads_kv), q0 = (tiles_q - 1 - blockIdx.x / heads) * S::kRows;
+  const int row0 = 16 * int(threadIdx.x / 32);
+  const KeyTiles kt(p, q0, (q0 + S::kRows < p.seq_q ? q0 + S::kRows : p.seq_q) - 1, S::kKeys);
+  auto issue = [&](long long k0, int s) {
+    bf16* Ks = stage0 + 2 * s * S::KvTile::kElems;
+    load_tile_async<typename S::KvTile, S::kThreads>(Ks, K + at(p.k, b, k0, hk), p.k.seq, p.seq_kv - k0);
+    load_tile_async<typename S::KvTile, S::kThreads>(Ks + S::KvTile::kElems, V + at(p.v, b, k0, hk), p.v.seq,
+                                                     p.seq_kv - k0);
+    cp_async_commit();
+  };
+
+  if (kt.end > 0) {  // one group: Q and the first tiles (rows that see no key need neither)
+    load_tile_async<typename S::QTile, S::kThreads>(Qs, Q + at(p.q, b, q0, h), p.q.seq, p.seq_q - q0);
+    issue(0, 0);
+  }
+  WarpRows<D, S::kKeys> w;
+  for (long long t = 0; t < kt.end; ++t) {
+    if (t + 1 < kt.end) {
+      issue((t + 1) * S::kKeys, int((t + 1) % 2));
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();
+    if (t == 0) w.template load_q<typename S::QTile>(Qs, row0);
+    const bf16* Ks = stage0 + 2 * (t % 2) * S::KvTile::kElems;
+    w.template scores<typename S::KvTile>(Ks);
+    if (t >= kt.masked) w.softmax(p, q0 + row0, t * S::kKeys);
+    else w.template softmax<false>(p, q0 + row0, t * S::kKeys);
+    w.template add_pv<typename S::KvTile>(Ks + S::KvTile::kElems);
+    __syncthreads();
+  }
+  w.store(p, b, h, q0 + row0, O, lse);
+}
+//! [causal kernel]
+
+/// The plan of step 6: step 5's grid and shared memory.
+inline Plan<RowKernel> causal_plan(const Problem& p, const bf16* Q = nullptr, const bf16* K = nullptr,
+                                   const bf16* V = nullptr, const bf16* O = nullptr) {
+  Plan<RowKernel> plan = pipelined_plan(p, Q, K, V, O);
+  if (plan.kernel != nullptr) plan.kernel = p.head_dim == 64 ? causal_kernel<64> : causal_kernel<128>;
+  return plan;
+}
+inline std::size_t causal_workspace(const Problem&) { return 0; }
+
+/// O = softmax(scale Q K^T + mask) V and its LSE: step 5 with the masked tiles skipped.
+inline cudaError_t causal(const Problem& p, const bf16* Q, const bf16* K, const bf16* V, bf16* O, float* lse, void*,
+                          std::size_t, cudaStream_t stream = nullptr) {
+  const Args a = check_args(p, Q, K, V, O, lse);
+  if (a == Args::invalid || (p.head_dim != 64 && p.head_dim != 128)) return cudaErrorInvalidValue;
+  if (a != Args::launch) return finish_without_launch(a, p, O, lse, stream);
+  return launch(causal_plan(p, Q, K, V, O), stream, p, Q, K, V, O, lse);
+}
+
+}  // namespace smem::attention
