@@ -17,6 +17,7 @@
 #include "attention_04_mma.cuh"
 #include "attention_05_pipelined.cuh"
 #include "attention_06_causal.cuh"
+#include "attention_07_decode.cuh"
 #include "attention_common.cuh"
 
 /// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher
@@ -31,7 +32,9 @@
     "mma.sync m16n8k16 with ldmatrix, Q and P in registers, swizzled K and V tiles.")                 \
   X(5, pipelined, "attention_05_pipelined.cuh", "A cp.async K/V pipeline: the next tiles load during both products.") \
   X(6, causal, "attention_06_causal.cuh",                                                                  \
-    "Causal work skipped: masked tiles never loaded, the mask only on diagonal tiles, longest blocks first.")
+    "Causal work skipped: masked tiles never loaded, the mask only on diagonal tiles, longest blocks first.") \
+  X(7, decode, "attention_07_decode.cuh",                                                                  \
+    "Split-KV decode: K and V in chunks over many blocks, the partial (O, LSE) pairs merged.")
 
 namespace smem::attention {
 

@@ -55,13 +55,15 @@ __global__ void __launch_bounds__(MmaShape<D>::kThreads) mma_kernel(Problem p, c
   __syncthreads();
   WarpRows<D, S::kKeys> w;
   w.template load_q<typename S::QTile>(Qs, row0);
+  long long rows[2];
+  w.rows_from(i0, rows);
   for (long long k0 = 0; k0 < p.seq_kv; k0 += S::kKeys) {
     __syncthreads();  // every warp is done with the previous tiles
     load_tile16<typename S::KvTile, S::kThreads>(Ks, K + at(p.k, b, k0, hk), p.k.seq, p.seq_kv - k0);
     load_tile16<typename S::KvTile, S::kThreads>(Vs, V + at(p.v, b, k0, hk), p.v.seq, p.seq_kv - k0);
     __syncthreads();
     w.template scores<typename S::KvTile>(Ks);
-    w.softmax(p, i0, k0);
+    w.softmax(p, rows, k0);
     w.template add_pv<typename S::KvTile>(Vs);
   }
   w.store(p, b, h, i0, O, lse);

@@ -51,6 +51,8 @@ __global__ void __launch_bounds__(PipelinedShape<D>::kThreads) pipelined_kernel(
   load_tile_async<typename S::QTile, S::kThreads>(Qs, Q + at(p.q, b, q0, h), p.q.seq, p.seq_q - q0);
   issue(0, 0);  // one group: Q and the first tiles
   WarpRows<D, S::kKeys> w;
+  long long rows[2];
+  w.rows_from(q0 + row0, rows);
   const long long n = tiles(p.seq_kv, S::kKeys);
   for (long long t = 0; t < n; ++t) {
     if (t + 1 < n) {
@@ -63,7 +65,7 @@ __global__ void __launch_bounds__(PipelinedShape<D>::kThreads) pipelined_kernel(
     if (t == 0) w.template load_q<typename S::QTile>(Qs, row0);
     const bf16* Ks = stage0 + 2 * (t % 2) * S::KvTile::kElems;
     w.template scores<typename S::KvTile>(Ks);
-    w.softmax(p, q0 + row0, t * S::kKeys);
+    w.softmax(p, rows, t * S::kKeys);
     w.template add_pv<typename S::KvTile>(Ks + S::KvTile::kElems);
     __syncthreads();  // every warp is done with stage t % 2 before it is refilled
   }

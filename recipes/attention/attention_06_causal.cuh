@@ -61,6 +61,8 @@ __global__ void __launch_bounds__(PipelinedShape<D>::kThreads) causal_kernel(Pro
     issue(0, 0);
   }
   WarpRows<D, S::kKeys> w;
+  long long rows[2];
+  w.rows_from(q0 + row0, rows);
   for (long long t = 0; t < kt.end; ++t) {
     if (t + 1 < kt.end) {
       issue((t + 1) * S::kKeys, int((t + 1) % 2));
@@ -72,8 +74,8 @@ __global__ void __launch_bounds__(PipelinedShape<D>::kThreads) causal_kernel(Pro
     if (t == 0) w.template load_q<typename S::QTile>(Qs, row0);
     const bf16* Ks = stage0 + 2 * (t % 2) * S::KvTile::kElems;
     w.template scores<typename S::KvTile>(Ks);
-    if (t >= kt.masked) w.softmax(p, q0 + row0, t * S::kKeys);
-    else w.template softmax<false>(p, q0 + row0, t * S::kKeys);
+    if (t >= kt.masked) w.softmax(p, rows, t * S::kKeys);
+    else w.template softmax<false>(p, rows, t * S::kKeys);
     w.template add_pv<typename S::KvTile>(Ks + S::KvTile::kElems);
     __syncthreads();
   }

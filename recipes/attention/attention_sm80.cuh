@@ -120,6 +120,12 @@ struct WarpRows {
   unsigned qf[D / 16][4];  // the 16 Q rows as A fragments, k = head_dim, loaded once
   float s[kNb][4], o[kDb][4] = {}, m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
 
+  /// The queries of the thread's rows g and g + 8 when the warp's rows are queries i0 to i0 + 15.
+  __device__ static void rows_from(long long i0, long long (&rows)[2]) {
+    const int g = int(threadIdx.x % 32) / 4;
+    rows[0] = i0 + g, rows[1] = i0 + g + 8;
+  }
+
   /// Q's fragments from the swizzled tile Qs, rows row0 to row0 + 15.
   template <class QTile>
   __device__ __forceinline__ void load_q(const bf16* Qs, int row0) {
@@ -146,17 +152,17 @@ struct WarpRows {
       }
   }
 
-  /// The online softmax of the tile: scale, mask (key j of the tile is k0 + j; row g + 8 hh is
-  /// query i0 + g + 8 hh; with kMask false no element is masked), new max, s replaced by
-  /// exp(s - max), and o and l rescaled by exp(old max - new max). Each row's max is shared by the
-  /// quad (two shuffles); l stays per thread until store().
+  /// The online softmax of the tile: scale, mask (key j of the tile is k0 + j; the thread's rows
+  /// g and g + 8 are queries i[0] and i[1]; with kMask false no element is masked), new max, s
+  /// replaced by exp(s - max), and o and l rescaled by exp(old max - new max). Each row's max is
+  /// shared by the quad (two shuffles); l stays per thread until store().
   template <bool kMask = true>
-  __device__ __forceinline__ void softmax(const Problem& p, long long i0, long long k0) {
-    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  __device__ __forceinline__ void softmax(const Problem& p, const long long (&rows)[2], long long k0) {
+    const int lane = threadIdx.x % 32, t = lane % 4;
     float scale_old[2];
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
-      const long long i = i0 + g + 8 * hh;
+      const long long i = rows[hh];
       float mt = -INFINITY;
 #pragma unroll
       for (int nb = 0; nb < kNb; ++nb)
