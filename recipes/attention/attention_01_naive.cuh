@@ -19,9 +19,9 @@
 namespace smem::attention {
 
 /// The workspace of step 1: the fp32 scores, batch x heads_q x seq_q x seq_kv of them.
+/// (SIZE_MAX, refused, for more than kMaxTensorBytes).
 inline std::size_t naive_workspace(const Problem& p) {
-  if (p.batch <= 0 || p.heads_q <= 0 || p.seq_q <= 0 || p.seq_kv <= 0) return 0;
-  return std::size_t(p.batch) * std::size_t(p.heads_q) * std::size_t(p.seq_q) * std::size_t(p.seq_kv) * sizeof(float);
+  return workspace_size(1LL * p.batch * p.heads_q * p.seq_q, p.seq_kv, sizeof(float));
 }
 
 //! [naive kernels]

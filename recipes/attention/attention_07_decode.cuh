@@ -38,8 +38,7 @@ struct DecodeSplit {
 /// The workspace of step 7: per query row and chunk, the chunk's output (fp32, head_dim) and LSE.
 inline std::size_t decode_workspace(const Problem& p) {
   if (p.batch <= 0 || p.heads_q <= 0 || p.seq_q <= 0 || p.seq_kv <= 0 || p.heads_kv <= 0) return 0;
-  const DecodeSplit split(p);
-  return std::size_t(p.batch) * p.heads_q * p.seq_q * split.chunks * (p.head_dim + 1) * sizeof(float);
+  return workspace_size(1LL * p.batch * p.heads_q * p.seq_q, DecodeSplit(p).chunks * (p.head_dim + 1), sizeof(float));
 }
 
 //! [decode kernel]

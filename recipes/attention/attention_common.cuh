@@ -180,6 +180,14 @@ inline bool workspace_fits(const Problem& p, const bf16* Q, const bf16* K, const
   return std::none_of(t, t + 5, [&](detail::Span s) { return detail::overlap(w, s); });
 }
 
+/// rows x per_row x `bytes`-byte elements as a workspace size, or SIZE_MAX (which no caller can
+/// provide) beyond kMaxTensorBytes.
+inline std::size_t workspace_size(long long rows, long long per_row, long long bytes) {
+  if (rows <= 0 || per_row <= 0) return 0;
+  if (rows > kMaxTensorBytes / bytes / per_row) return SIZE_MAX;
+  return std::size_t(rows * per_row * bytes);
+}
+
 /// Every row of a problem without keys: O = 0 and LSE = -inf. One thread per element of O.
 static __global__ void no_keys_kernel(Problem p, bf16* O, float* lse) {
   const long long rows = 1LL * p.batch * p.seq_q * p.heads_q, total = rows * p.head_dim;
