@@ -11,6 +11,7 @@
 // message.
 #include <doctest/doctest.h>
 
+#include <attention/attention.cuh>
 #include <gemm/gemm.cuh>
 #include <histogram/histogram.cuh>
 #include <reduction/reduction.cuh>
@@ -266,6 +267,13 @@ TEST_SUITE("host") {
   TEST_CASE("copy: gemm") {
     check_family("gemm", smem::gemm::kSteps, [](std::string n) {
       return "smem::gemm::" + n + "(-1, 4, 4, 1.0f, nullptr, 4, nullptr, 4, 0.0f, nullptr, 4)";
+    });
+  }
+
+  TEST_CASE("copy: attention") {
+    check_family("attention", smem::attention::kSteps, [](std::string n) {
+      return "smem::attention::" + n + "(smem::attention::Problem{-1}, nullptr, nullptr, nullptr, nullptr, nullptr, "
+             "nullptr, 0)";
     });
   }
 

@@ -83,8 +83,11 @@ static __global__ void naive_pv_kernel(Problem p, const float* P, const bf16* V,
 inline long long naive_blocks(long long n) { return std::min<long long>(tiles(n, 256), 65536); }
 
 /// The plan of step 1's first kernel (the scores); the other two take the same block.
+/// Null where the scores would pass kMaxTensorBytes.
 inline Plan<void (*)(Problem, const bf16*, const bf16*, float*)> naive_plan(const Problem& p) {
-  return grid_plan(naive_scores_kernel, naive_blocks(1LL * p.batch * p.heads_q * p.seq_q * p.seq_kv), dim3(256));
+  const bool fits = naive_workspace(p) != SIZE_MAX;
+  return grid_plan(fits ? naive_scores_kernel : nullptr,
+                   fits ? naive_blocks(1LL * p.batch * p.heads_q * p.seq_q * p.seq_kv) : 1, dim3(256));
 }
 
 /// O = softmax(scale Q K^T + mask) V and its LSE, through the fp32 scores in `workspace`

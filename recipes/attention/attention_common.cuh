@@ -27,7 +27,10 @@
 /// after the launch. Accepted: every size from 0 to 2^31 - 1, heads_kv >= 1 dividing heads_q,
 /// head_dim a multiple of 8 from 8 to 256 (a step may take fewer: its plan is then null and the
 /// launcher refuses), a finite scale, strides >= 0 under which no two elements of O coincide, and
-/// tensors of at most 2^60 bytes each; O and lse may not overlap Q, K, V or each other.
+/// tensors of at most 2^60 bytes each; O and lse may not overlap Q, K, V or each other. A step
+/// also refuses a problem that needs more than 2^31 - 1 blocks (steps 2 and 3: batch x heads_q x
+/// ceil(seq_q / 16); steps 4 to 6: ceil(seq_q / 64); step 7: batch x heads_kv x row sets x
+/// chunks) or, in step 1, more than 2^60 bytes of scores.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
