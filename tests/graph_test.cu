@@ -6,6 +6,7 @@
 #include <cuda/std/functional>
 #include <doctest/doctest.h>
 
+#include <attention/attention.cuh>
 #include <gemm/gemm.cuh>
 #include <histogram/histogram.cuh>
 #include <reduction/reduction.cuh>

@@ -1,7 +1,8 @@
-// graph_test's second file: the two GEMM families in a graph on a non-default stream. It
-// includes every family's header, as graph_test.cu does (see there).
+// graph_test's second file: the tensor-core families (the two GEMMs, attention) in a graph on a
+// non-default stream. It includes every family's header, as graph_test.cu does (see there).
 #include <doctest/doctest.h>
 
+#include <attention/attention.cuh>
 #include <gemm/gemm.cuh>
 #include <histogram/histogram.cuh>
 #include <reduction/reduction.cuh>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "compare.hpp"
 #include "device_buffer.hpp"
 #include "gemm_reference.cuh"
 #include "graph_capture.hpp"
@@ -87,5 +89,39 @@ TEST_SUITE("gpu") {
       }
       CHECK(ok);
     }
+  }
+
+  TEST_CASE("attention: every variant in a graph on a non-default stream") {
+    namespace at = smem::attention;
+    // A problem every step takes (head_dim 64, seq_q <= 16 for step 7, 16-byte rows), with the
+    // causal mask and without; each variant's graph gives bit for bit its eager result.
+    const int B = 2, Hq = 4, Hkv = 2, Nq = 13, Nkv = 300, d = 64;
+    auto g = smem::test::rng(7);
+    const auto f = smem::test::random_vector<float>(std::size_t(B) * (Nq * Hq + 2 * Nkv * Hkv) * d, g);
+    std::vector<at::bf16> h(f.size());
+    for (std::size_t i = 0; i < f.size(); ++i) h[i] = __float2bfloat16_rn(f[i]);
+    DeviceBuffer<at::bf16> qkv(h), O(std::size_t(B) * Nq * Hq * d);
+    DeviceBuffer<float> lse(std::size_t(B) * Hq * Nq);
+    const at::bf16* Q = qkv.get();
+    const at::bf16* K = Q + std::size_t(B) * Nq * Hq * d;
+    const at::bf16* V = K + std::size_t(B) * Nkv * Hkv * d;
+    for (const bool causal : {false, true})
+      for (auto v : at::kAllVariants) {
+        CAPTURE(std::string(at::name(v)));
+        CAPTURE(causal);
+        at::Problem p{B, Hq, Hkv, Nq, Nkv, d, 0.125f, causal};
+        p.q = at::bshd(Nq, Hq, d), p.k = p.v = at::bshd(Nkv, Hkv, d), p.o = at::bshd(Nq, Hq, d);
+        DeviceBuffer<unsigned char> ws(std::max<std::size_t>(at::workspace(v, p), 16));
+        REQUIRE(at::run(v, p, Q, K, V, O.get(), lse.get(), ws.get(), ws.size()) == cudaSuccess);
+        SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+        const auto eager_o = O.download();
+        const auto eager_l = lse.download();
+        O.poison();
+        lse.poison();
+        capture_and_replay(
+            [&](cudaStream_t s) { return at::run(v, p, Q, K, V, O.get(), lse.get(), ws.get(), ws.size(), s); });
+        CHECK(smem::test::first_bit_mismatch(O.download(), eager_o) == -1);
+        CHECK(smem::test::first_bit_mismatch(lse.download(), eager_l) == -1);
+      }
   }
 }
