@@ -12,6 +12,7 @@
 #include <cuda/std/functional>
 #include <doctest/doctest.h>
 
+#include <attention/attention.cuh>
 #include <gemm/gemm.cuh>
 #include <histogram/histogram.cuh>
 #include <reduction/reduction.cuh>
@@ -32,6 +33,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "compare.hpp"
 #include "device_buffer.hpp"
 #include "gemm_reference.cuh"
 #include "gpu.hpp"
@@ -487,6 +489,83 @@ TEST_SUITE("gpu") {
             }
         return true;
       });
+    }
+  }
+
+  TEST_CASE("attention: bad inputs") {
+    namespace at = smem::attention;
+    const int B = 2, Hq = 4, Hkv = 2, N = 77, d = 64;
+    const std::size_t q_elems = std::size_t(B) * N * Hq * d, kv_elems = std::size_t(B) * N * Hkv * d;
+    auto g = smem::test::rng(21);
+    const auto f = smem::test::random_vector<float>(q_elems + 2 * kv_elems + 8, g, -1.f, 1.f);
+    std::vector<at::bf16> h(f.size());
+    for (std::size_t i = 0; i < f.size(); ++i) h[i] = __float2bfloat16_rn(f[i]);
+    DeviceBuffer<at::bf16> in(h), out(q_elems + 8);
+    DeviceBuffer<float> lse(std::size_t(B) * Hq * N);
+    const at::bf16* Q = in.get();
+    const at::bf16* K = Q + q_elems;
+    const at::bf16* V = K + kv_elems;
+    at::Problem good{B, Hq, Hkv, N, N, d, 0.125f, false};
+    good.q = good.o = at::bshd(N, Hq, d), good.k = good.v = at::bshd(N, Hkv, d);
+    for (auto v : at::kAllVariants) {
+      const char* name = at::name(v);
+      CAPTURE(name);
+      at::Problem one = good;
+      one.seq_q = v == at::Variant::decode ? 13 : N;
+      DeviceBuffer<unsigned char> ws(std::max<std::size_t>(at::workspace(v, one), 16) + 16);
+      auto run = [&](at::Problem p, const at::bf16* q, at::bf16* o, float* l = nullptr, void* w = nullptr) {
+        out.poison(kPoison);
+        return at::run(v, p, q, K, V, o, l, w ? w : ws.get(), ws.size() - 16);
+      };
+      at::bf16* o = out.get();
+      auto with = [&](auto edit) {
+        at::Problem p = one;
+        edit(p);
+        return p;
+      };
+      expect_rejected("attention", "batch < 0", name, run(with([](at::Problem& p) { p.batch = -1; }), Q, o), out);
+      expect_rejected("attention", "heads_kv does not divide heads_q", name,
+                      run(with([](at::Problem& p) { p.heads_kv = 3; }), Q, o), out);
+      expect_rejected("attention", "head_dim 12", name, run(with([](at::Problem& p) { p.head_dim = 12; }), Q, o), out);
+      expect_rejected("attention", "scale NaN", name, run(with([](at::Problem& p) { p.scale = NAN; }), Q, o), out);
+      expect_rejected("attention", "Q == nullptr", name, run(one, nullptr, o), out);
+      expect_rejected("attention", "O == nullptr", name, run(one, Q, nullptr), out);
+      expect_rejected("attention", "O overlaps Q", name, run(one, Q, const_cast<at::bf16*>(Q) + 8), out);
+      expect_rejected("attention", "two elements of O coincide", name,
+                      run(with([](at::Problem& p) { p.o.seq = 0; }), Q, o), out);
+      expect_rejected("attention", "lse overlaps O", name, run(one, Q, o, reinterpret_cast<float*>(o)), out);
+      if (at::workspace(v, one) > 0)
+        expect_rejected("attention", "workspace misaligned (+4 bytes)", name, run(one, Q, o, nullptr, ws.get() + 4),
+                        out);
+      {
+        const cudaError_t e = run(with([](at::Problem& p) { p.seq_q = 0; }), Q, o);
+        CHECK(e == cudaSuccess);
+        CHECK(untouched(out));
+        matrix.add("attention", "seq_q == 0", name, e == cudaSuccess ? "no-op" : cudaGetErrorName(e));
+      }
+      {  // no keys: O = 0 (K and V null)
+        at::Problem p = with([](at::Problem& x) { x.seq_kv = 0; });
+        out.poison(kPoison);
+        const cudaError_t e = at::run(v, p, Q, nullptr, nullptr, o, nullptr, ws.get(), ws.size() - 16);
+        CHECK(e == cudaSuccess);
+        SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+        const auto got = out.download();
+        const bool zero = std::all_of(got.begin(), got.begin() + std::ptrdiff_t(q_elems),
+                                      [](at::bf16 x) { return __bfloat162float(x) == 0.0f; });
+        CHECK(zero);
+        matrix.add("attention", "seq_kv == 0 (O = 0)", name, e == cudaSuccess && zero ? "zeros" : "wrong");
+      }
+      // Q two bytes off 16-byte alignment (its rows then too): steps 1 to 3 read elements, steps 4 to
+      // 7 copy 16-byte chunks and refuse. Handled: the same O as from an aligned copy of Q.
+      const bool chunked = std::string(name) != "naive" && std::string(name) != "two_pass" &&
+                           std::string(name) != "online";
+      DeviceBuffer<at::bf16> shifted(q_elems + 8);
+      SMEM_CUDA_CHECK(cudaMemcpy(shifted.get() + 1, Q, q_elems * sizeof(at::bf16), cudaMemcpyDeviceToDevice));
+      REQUIRE(run(one, Q, o) == cudaSuccess);
+      SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+      const auto aligned_o = out.download();
+      expect_as_planned("attention", "Q misaligned (+2 bytes)", name, !chunked, run(one, shifted.get() + 1, o), out,
+                        [&] { return smem::test::first_bit_mismatch(out.download(), aligned_o) == -1; });
     }
   }
 
