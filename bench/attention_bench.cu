@@ -21,6 +21,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -282,6 +283,9 @@ class Unfused {
   DeviceBuffer<void*> ptrs_;
 };
 
+/// Steps 1 to 3 run only at shapes of at most this much work (the hd128 N = 4096 shapes').
+constexpr double kScalarMaxFlops = 4.0 * 4 * 16 * 4096 * 4096.0 * 128;
+
 /// Registered only where the fp32 scores take at most this many bytes.
 constexpr std::size_t kUnfusedMaxScoreBytes = std::size_t(16) << 30;
 
@@ -345,6 +349,36 @@ void register_step(att::Variant v, const Shape& s) {
     });
     smem::bench::set_kernel_counters(state, plan);
   });
+}
+
+// With SMEM_TUNE=1 (`./cookbook tune attention`): step 6's kernel with every candidate shape of step
+// 8's table, named tune_<row tiles per warp>x<keys per tile>x<warps>x<Q in registers>.
+template <int D, int MT, int KEYS, int WARPS, int QREGS>
+void register_candidate(const Shape& s) {
+  if (s.d != D || decode(s)) return;
+  const std::string v = "tune_" + std::to_string(MT) + "x" + std::to_string(KEYS) + "x" + std::to_string(WARPS) +
+                        "x" + std::to_string(QREGS);
+  register_one(v, s, false, [=](benchmark::State& state, Tensors& t) {
+    const att::Problem p = problem(s);
+    const auto plan = att::tuned_plan_with<att::TunedShape<D, MT, KEYS, WARPS, QREGS>>(p, t.Q.get(), t.K.get(),
+                                                                                         t.V.get(), t.O.get());
+    measure(state, s, [&] { return att::launch(plan, nullptr, p, t.Q.get(), t.K.get(), t.V.get(), t.O.get(),
+                                               t.lse.get()); });
+    smem::bench::set_kernel_counters(state, plan);
+  });
+}
+void register_candidates(const Shape& s) {
+  register_candidate<64, 1, 64, 4, 1>(s);
+  register_candidate<64, 2, 64, 4, 1>(s);
+  register_candidate<64, 2, 32, 4, 1>(s);
+  register_candidate<64, 1, 64, 8, 1>(s);
+  register_candidate<64, 2, 64, 4, 0>(s);
+  register_candidate<128, 1, 64, 4, 1>(s);
+  register_candidate<128, 2, 64, 4, 0>(s);
+  register_candidate<128, 2, 32, 4, 0>(s);
+  register_candidate<128, 2, 32, 4, 1>(s);
+  register_candidate<128, 1, 64, 8, 1>(s);
+  register_candidate<128, 1, 128, 4, 1>(s);
 }
 
 void register_unfused(const Shape& s) {
@@ -415,10 +449,17 @@ const bool registered = [] {
           att::kSteps));
   register_gemm_roof(4096);
   register_gemm_roof(8192);
+  const bool tune = std::getenv("SMEM_TUNE") != nullptr;
   for (const Shape& s : kShapes) {
     if (Unfused::score_bytes(problem(s)) <= kUnfusedMaxScoreBytes) register_unfused(s);
     if (decode(s)) register_copy(s);
-    for (att::Variant v : att::kAllVariants) register_step(v, s);
+    for (att::Variant v : att::kAllVariants) {
+      // Decode only where it runs (seq_q <= 16); the scalar steps 1 to 3 up to the work of the N = 4096
+      // shapes (beyond, one of their runs takes seconds).
+      const bool scalar = v == att::Variant::naive || v == att::Variant::two_pass || v == att::Variant::online;
+      if ((v != att::Variant::decode || decode(s)) && !(scalar && flops(s) > kScalarMaxFlops)) register_step(v, s);
+    }
+    if (tune) register_candidates(s);
   }
   return true;
 }();

@@ -410,6 +410,10 @@ std::vector<Case> cases() {
       {1, 2, 1, 40, 70, 200},
       {1, 2, 1, 40, 70, 256},
       {1, 2, 2, 129, 129, 256, true},
+      // Several 128-row blocks of step 8's shapes, causal ones in their longest-first order.
+      {2, 2, 1, 300, 333, 128, true},
+      {1, 2, 2, 257, 300, 128},
+      {1, 2, 2, 300, 260, 64, true},
       // Layouts: [b, h, s, d], padded, mixed, K and V shared by the batch, odd strides off 16 bytes.
       {2, 4, 2, 50, 90, 64, false, L::bhsd, L::bhsd, L::bhsd},
       {2, 4, 2, 50, 90, 64, true, L::padded, L::padded, L::padded},

@@ -22,7 +22,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAST = 9223372036854775807
 # fields: a candidate's name without `tune_` (the gemm csv of the first runs has / between the tiles);
 # smem: its stages' bytes, from its fields.
-Table = collections.namedtuple("Table", "family name header fields filter reps baseline threshold between smem")
+# klass: the class of a shape (entries are per class); exact: an entry covers its class only (no bound).
+Table = collections.namedtuple("Table", "family name header fields filter reps baseline threshold between smem klass "
+                                        "exact", defaults=(lambda s: s[0] * s[1], False))
 TABLES = [
     Table("gemm", "gemm_tune", "recipes/gemm/sgemm_13_autotuned.cuh",  # BM BN BK, WM WN, TM TN, stages
           r"(\d+)x(\d+)x(\d+)[_/](\d+)x(\d+)[_/](\d+)x(\d+)[_/](\d+)",
@@ -34,6 +36,10 @@ TABLES = [
     Table("tc_gemm", "tc_gemm_tune_hopper", "recipes/tc_gemm/tc_gemm_16_tuned_hopper.cuh",  # BN stages cluster group
           r"hopper_(\d+)_(\d+)_(\d+)_(\d+)", "tc_gemm/(gpc_order|tune_hopper_[0-9_]+)/", 5, "gpc_order", 0.01, False,
           lambda f: f[1] * (128 * 64 + 64 * f[0]) * 2),
+    Table("attention", "attention_tune", "recipes/attention/attention_08_tuned.cuh",  # row tiles, keys, warps, Q regs
+          r"(\d+)x(\d+)x(\d+)x(\d+)", "attention/(tuned|tune_[0-9x]+)/hd[0-9]+/(full|causal)/[0-9]+x[0-9]+x[0-9]+x"
+          "(1024|2048|4096|8192|16384)x", 3, "tuned", 0.02, False, lambda f: 16 * f[0] * f[2] + 4 * f[1],
+          lambda s: s[0], True),  # shapes (head_dim, causal, B, Hq, Hkv, Nq, Nkv): an entry per head_dim
 ]
 MARKED = re.compile(r"(// BEGIN TUNED[A-Z ]* TABLE\n)#define (\w+)\(X\)(.*?)\n(// END TUNED)", re.S)
 
@@ -54,9 +60,14 @@ def load(path):
         shapes = [tuple(int(x) for x in c.split("x")) if "x" in c else (int(c),) * 3 for c in head[1:]]
         return {}, {r[0]: {s: float(x) for s, x in zip(shapes, r[1:]) if float(x) > 0} for r in rows}
     r = results.Run(path)
-    rates = {re.sub("^tune_", "", v): {tuple(map(int, s.split("x"))): vs[v]["TFLOP/s"] for s, vs in r.shapes.items()
+    rates = {re.sub("^tune_", "", v): {shape_key(s): vs[v]["TFLOP/s"] for s, vs in r.shapes.items()
                                        if "TFLOP/s" in vs.get(v, {})} for v in r.seen}
     return r.ctx, {v: x for v, x in rates.items() if x}
+
+
+def shape_key(s):
+    """A benchmark's shape as integers: 4096x4096x4096, or hd128/causal/4x16x16x4096x4096 (causal 1, full 0)."""
+    return tuple(int(x) if x.isdigit() else int(x == "causal") for x in re.findall(r"\d+|causal|full", s))
 
 
 def shapes_of(rates):
@@ -76,8 +87,8 @@ def choose(t, rates):
     them, else the one with the least shared memory wins. An entry covers outputs up to its class's
     M N (`between`: the geometric mean of its and the next's), the last any larger; neighbours merge."""
     cands, classes, picks = {v: r for v, r in rates.items() if fields(t, v)}, {}, []
-    for s in shapes_of(cands):
-        classes.setdefault(s[0] * s[1], []).append(s)
+    for s in sorted(shapes_of(cands), key=lambda s: (t.klass(s), s)):
+        classes.setdefault(t.klass(s), []).append(s)
     mns = list(classes)
     for i, (mn, group) in enumerate(classes.items()):
         best = {s: max(r[s] for r in cands.values() if s in r) for s in group}
@@ -86,8 +97,9 @@ def choose(t, rates):
         near = [v for v in cost if cost[v] <= min(cost.values()) * (1 + t.threshold)]
         prev = picks[-1][1] if picks else None
         pick = prev if prev in near else min(near, key=lambda v: (t.smem(fields(t, v)), cost[v]))
-        bound = LAST if i + 1 == len(mns) else math.isqrt(mn * mns[i + 1]) if t.between else mn
-        picks[-1:] = [(bound, pick, picks[-1][2] + group)] if pick == prev else picks[-1:] + [(bound, pick, group)]
+        bound = mn if t.exact else LAST if i + 1 == len(mns) else math.isqrt(mn * mns[i + 1]) if t.between else mn
+        merge = pick == prev and not t.exact
+        picks[-1:] = [(bound, pick, picks[-1][2] + group)] if merge else picks[-1:] + [(bound, pick, group)]
     return picks
 
 
@@ -116,7 +128,7 @@ def report(t, ctx, rates, picks):
         (r[0] if i else "shape").ljust(w) + "".join(f"{x:>16s}" if i == 0 else f"{x:16.2f}" if x else f"{'-':>16s}"
                                                    for x in r[1:]) for i, r in enumerate(rows(t, rates))]
     out += ["", f"entries of {t.header} (up to M N: candidate; its gain over {t.baseline} at each shape):"]
-    out += [f"  {'any larger' if mn == LAST else f'up to {mn}'}: {v} (" +
+    out += [f"  {'any larger' if mn == LAST else f'class {mn}' if t.exact else f'up to {mn}'}: {v} (" +
             ", ".join(f"{shape_name(s)}: {rates[v][s] / base[s]:.3f}" for s in group if s in base) + ")"
             for mn, v, group in picks]
     return "\n".join(out)

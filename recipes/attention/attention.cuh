@@ -18,6 +18,7 @@
 #include "attention_05_pipelined.cuh"
 #include "attention_06_causal.cuh"
 #include "attention_07_decode.cuh"
+#include "attention_08_tuned.cuh"
 #include "attention_common.cuh"
 
 /// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher
@@ -34,7 +35,10 @@
   X(6, causal, "attention_06_causal.cuh",                                                                  \
     "Causal work skipped: masked tiles never loaded, the mask only on diagonal tiles, longest blocks first.") \
   X(7, decode, "attention_07_decode.cuh",                                                                  \
-    "Split-KV decode: K and V in chunks over many blocks, the partial (O, LSE) pairs merged.")
+    "Split-KV decode: K and V in chunks over many blocks, the partial (O, LSE) pairs merged.")          \
+  X(8, heuristic, "attention_08_tuned.cuh",                                                              \
+    "Step 6's kernel, its shape (row tiles per warp, keys per tile, warps) chosen from head_dim and the grid.") \
+  X(8, tuned, "attention_08_tuned.cuh", "Step 6's kernel, the shape ./cookbook tune attention measured fastest on this GPU.")
 
 namespace smem::attention {
 

@@ -27,6 +27,21 @@
 
 namespace smem::attention {
 
+/// Copies rows 0 to Tile::kRows - 1 of a tensor (row r at src + r * seq_stride) into the swizzled
+/// tile at `dst` in 16-byte chunks, zeros for rows at or past `valid`; kThreads threads share it.
+template <class Tile, int kThreads>
+__device__ __forceinline__ void load_tile16(bf16* dst, const bf16* src, long long seq_stride, long long valid) {
+  constexpr int D = Tile::kD, kChunks = Tile::kRows * D / 8;
+  static_assert(kChunks % kThreads == 0, "every thread copies the same number of chunks");
+#pragma unroll
+  for (int i = 0; i < kChunks / kThreads; ++i) {
+    const int id = int(threadIdx.x) + i * kThreads, r = id / (D / 8), c = id % (D / 8) * 8;
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (r < valid) v = *reinterpret_cast<const uint4*>(src + r * seq_stride + c);
+    *reinterpret_cast<uint4*>(dst + Tile::offset(r, c)) = v;
+  }
+}
+
 /// Step 4's block: 64 query rows (16 per warp, 4 warps), tiles of 64 keys, head_dim D.
 template <int D>
 struct MmaShape {
@@ -53,17 +68,15 @@ __global__ void __launch_bounds__(MmaShape<D>::kThreads) mma_kernel(Problem p, c
 
   load_tile16<typename S::QTile, S::kThreads>(Qs, Q + at(p.q, b, q0, h), p.q.seq, p.seq_q - q0);
   __syncthreads();
-  WarpRows<D, S::kKeys> w;
+  WarpRows<D, S::kKeys> w(i0);
   w.template load_q<typename S::QTile>(Qs, row0);
-  long long rows[2];
-  w.rows_from(i0, rows);
   for (long long k0 = 0; k0 < p.seq_kv; k0 += S::kKeys) {
     __syncthreads();  // every warp is done with the previous tiles
     load_tile16<typename S::KvTile, S::kThreads>(Ks, K + at(p.k, b, k0, hk), p.k.seq, p.seq_kv - k0);
     load_tile16<typename S::KvTile, S::kThreads>(Vs, V + at(p.v, b, k0, hk), p.v.seq, p.seq_kv - k0);
     __syncthreads();
-    w.template scores<typename S::KvTile>(Ks);
-    w.softmax(p, rows, k0);
+    w.template scores<typename S::KvTile, typename S::QTile>(Ks);
+    w.softmax(p, k0);
     w.template add_pv<typename S::KvTile>(Vs);
   }
   w.store(p, b, h, i0, O, lse);

@@ -18,28 +18,18 @@
 
 namespace smem::attention {
 
-/// Step 5's block: step 4's tiles, K and V in two stages.
-template <int D>
-struct PipelinedShape {
-  static constexpr int kRows = 64, kKeys = 64, kWarps = 4, kThreads = 32 * kWarps, kStages = 2;
-  using QTile = SwizzledTile<kRows, D>;
-  using KvTile = SwizzledTile<kKeys, D>;
-  static constexpr unsigned kSmemBytes = (QTile::kElems + 2 * kStages * KvTile::kElems) * sizeof(bf16);
-};
 
 //! [pipelined kernel]
-template <int D>
-__global__ void __launch_bounds__(PipelinedShape<D>::kThreads) pipelined_kernel(Problem p, const bf16* Q,
-                                                                                const bf16* K, const bf16* V,
-                                                                                bf16* O, float* lse) {
-  using S = PipelinedShape<D>;
+template <class S>
+__global__ void __launch_bounds__(S::kThreads) pipelined_kernel(Problem p, const bf16* Q, const bf16* K,
+                                                                const bf16* V, bf16* O, float* lse) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   bf16* Qs = reinterpret_cast<bf16*>(smem_raw);
   bf16* stage0 = Qs + S::QTile::kElems;  // stage s: K at stage0 + 2 s kElems, V after it
   const long long tiles_q = tiles(p.seq_q, S::kRows), bh = blockIdx.x / tiles_q;
   const long long b = bh / p.heads_q, h = bh % p.heads_q, hk = h / (p.heads_q / p.heads_kv);
   const long long q0 = blockIdx.x % tiles_q * S::kRows;
-  const int row0 = 16 * int(threadIdx.x / 32);
+  const int row0 = 16 * S::kMt * int(threadIdx.x / 32);
   auto issue = [&](long long k0, int s) {  // the K and V tiles of keys k0 on, into stage s
     bf16* Ks = stage0 + 2 * s * S::KvTile::kElems;
     load_tile_async<typename S::KvTile, S::kThreads>(Ks, K + at(p.k, b, k0, hk), p.k.seq, p.seq_kv - k0);
@@ -50,9 +40,7 @@ __global__ void __launch_bounds__(PipelinedShape<D>::kThreads) pipelined_kernel(
 
   load_tile_async<typename S::QTile, S::kThreads>(Qs, Q + at(p.q, b, q0, h), p.q.seq, p.seq_q - q0);
   issue(0, 0);  // one group: Q and the first tiles
-  WarpRows<D, S::kKeys> w;
-  long long rows[2];
-  w.rows_from(q0 + row0, rows);
+  typename S::Warp w(q0 + row0);
   const long long n = tiles(p.seq_kv, S::kKeys);
   for (long long t = 0; t < n; ++t) {
     if (t + 1 < n) {
@@ -64,8 +52,8 @@ __global__ void __launch_bounds__(PipelinedShape<D>::kThreads) pipelined_kernel(
     __syncthreads();  // tile t (and Q) landed for every thread's copies
     if (t == 0) w.template load_q<typename S::QTile>(Qs, row0);
     const bf16* Ks = stage0 + 2 * (t % 2) * S::KvTile::kElems;
-    w.template scores<typename S::KvTile>(Ks);
-    w.softmax(p, rows, t * S::kKeys);
+    w.template scores<typename S::KvTile, typename S::QTile>(Ks);
+    w.softmax(p, t * S::kKeys);
     w.template add_pv<typename S::KvTile>(Ks + S::KvTile::kElems);
     __syncthreads();  // every warp is done with stage t % 2 before it is refilled
   }
@@ -77,13 +65,9 @@ __global__ void __launch_bounds__(PipelinedShape<D>::kThreads) pipelined_kernel(
 /// rows of each head.
 inline Plan<RowKernel> pipelined_plan(const Problem& p, const bf16* Q = nullptr, const bf16* K = nullptr,
                                       const bf16* V = nullptr, const bf16* O = nullptr) {
-  const bool rows = rows16(Q, p.q) && rows16(K, p.k) && rows16(V, p.v) && rows16(O, p.o);
-  const RowKernel k = !rows ? nullptr
-                      : p.head_dim == 64  ? pipelined_kernel<64>
-                      : p.head_dim == 128 ? pipelined_kernel<128>
-                                          : nullptr;
-  return grid_plan(k, 1LL * p.batch * p.heads_q * tiles(p.seq_q, 64), dim3(128),
-                   p.head_dim == 64 ? PipelinedShape<64>::kSmemBytes : PipelinedShape<128>::kSmemBytes);
+  using S64 = PipelinedShape<64>;
+  using S128 = PipelinedShape<128>;
+  return shaped_plan<S64, S128>(p, Q, K, V, O, pipelined_kernel<S64>, pipelined_kernel<S128>);
 }
 inline std::size_t pipelined_workspace(const Problem&) { return 0; }
 

@@ -16,7 +16,7 @@
 
 #include <cstddef>
 
-#include "attention_05_pipelined.cuh"
+#include "attention_sm80.cuh"
 
 namespace smem::attention {
 
@@ -35,10 +35,9 @@ struct KeyTiles {
 };
 
 //! [causal kernel]
-template <int D>
-__global__ void __launch_bounds__(PipelinedShape<D>::kThreads) causal_kernel(Problem p, const bf16* Q, const bf16* K,
-                                                                             const bf16* V, bf16* O, float* lse) {
-  using S = PipelinedShape<D>;
+template <class S>
+__global__ void __launch_bounds__(S::kThreads) causal_kernel(Problem p, const bf16* Q, const bf16* K, const bf16* V,
+                                                             bf16* O, float* lse) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   bf16* Qs = reinterpret_cast<bf16*>(smem_raw);
   bf16* stage0 = Qs + S::QTile::kElems;
@@ -46,7 +45,7 @@ __global__ void __launch_bounds__(PipelinedShape<D>::kThreads) causal_kernel(Pro
   const long long tiles_q = tiles(p.seq_q, S::kRows), heads = 1LL * p.batch * p.heads_q;
   const long long bh = blockIdx.x % heads, b = bh / p.heads_q, h = bh % p.heads_q;
   const long long hk = h / (p.heads_q / p.heads_kv), q0 = (tiles_q - 1 - blockIdx.x / heads) * S::kRows;
-  const int row0 = 16 * int(threadIdx.x / 32);
+  const int row0 = 16 * S::kMt * int(threadIdx.x / 32);
   const KeyTiles kt(p, q0, (q0 + S::kRows < p.seq_q ? q0 + S::kRows : p.seq_q) - 1, S::kKeys);
   auto issue = [&](long long k0, int s) {
     bf16* Ks = stage0 + 2 * s * S::KvTile::kElems;
@@ -60,9 +59,7 @@ __global__ void __launch_bounds__(PipelinedShape<D>::kThreads) causal_kernel(Pro
     load_tile_async<typename S::QTile, S::kThreads>(Qs, Q + at(p.q, b, q0, h), p.q.seq, p.seq_q - q0);
     issue(0, 0);
   }
-  WarpRows<D, S::kKeys> w;
-  long long rows[2];
-  w.rows_from(q0 + row0, rows);
+  typename S::Warp w(q0 + row0);
   for (long long t = 0; t < kt.end; ++t) {
     if (t + 1 < kt.end) {
       issue((t + 1) * S::kKeys, int((t + 1) % 2));
@@ -73,9 +70,9 @@ __global__ void __launch_bounds__(PipelinedShape<D>::kThreads) causal_kernel(Pro
     __syncthreads();
     if (t == 0) w.template load_q<typename S::QTile>(Qs, row0);
     const bf16* Ks = stage0 + 2 * (t % 2) * S::KvTile::kElems;
-    w.template scores<typename S::KvTile>(Ks);
-    if (t >= kt.masked) w.softmax(p, rows, t * S::kKeys);
-    else w.template softmax<false>(p, rows, t * S::kKeys);
+    w.template scores<typename S::KvTile, typename S::QTile>(Ks);
+    if (t >= kt.masked) w.softmax(p, t * S::kKeys);
+    else w.template softmax<false>(p, t * S::kKeys);
     w.template add_pv<typename S::KvTile>(Ks + S::KvTile::kElems);
     __syncthreads();
   }
@@ -86,9 +83,9 @@ __global__ void __launch_bounds__(PipelinedShape<D>::kThreads) causal_kernel(Pro
 /// The plan of step 6: step 5's grid and shared memory.
 inline Plan<RowKernel> causal_plan(const Problem& p, const bf16* Q = nullptr, const bf16* K = nullptr,
                                    const bf16* V = nullptr, const bf16* O = nullptr) {
-  Plan<RowKernel> plan = pipelined_plan(p, Q, K, V, O);
-  if (plan.kernel != nullptr) plan.kernel = p.head_dim == 64 ? causal_kernel<64> : causal_kernel<128>;
-  return plan;
+  using S64 = PipelinedShape<64>;
+  using S128 = PipelinedShape<128>;
+  return shaped_plan<S64, S128>(p, Q, K, V, O, causal_kernel<S64>, causal_kernel<S128>);
 }
 inline std::size_t causal_workspace(const Problem&) { return 0; }
 

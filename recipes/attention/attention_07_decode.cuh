@@ -23,7 +23,7 @@
 #include <cmath>
 #include <cstddef>
 
-#include "attention_05_pipelined.cuh"
+#include "attention_sm80.cuh"
 
 namespace smem::attention {
 
@@ -72,9 +72,8 @@ __global__ void __launch_bounds__(128) decode_kernel(Problem p, const bf16* Q, c
     cp_async_commit();
   };
   issue(k_begin, 0);
-  WarpRows<D, 16> w;  // this warp: keys 16 warp to 16 warp + 15 of every tile
-  long long rows[2];
-  for (int hh = 0; hh < 2; ++hh) rows[hh] = (16 * set + lane / 4 + 8 * hh) % p.seq_q;
+  WarpRows<D, 16> w(0);  // this warp: keys 16 warp to 16 warp + 15 of every tile
+  for (int hh = 0; hh < 2; ++hh) w.row[0][hh] = int((16 * set + lane / 4 + 8 * hh) % p.seq_q);
   const long long n = tiles(k_end - k_begin, kKeys);
   for (long long t = 0; t < n; ++t) {
     if (t + 1 < n) {
@@ -88,8 +87,8 @@ __global__ void __launch_bounds__(128) decode_kernel(Problem p, const bf16* Q, c
     const bf16* Ks = stage0 + 2 * (t % 2) * S::KvTile::kElems + 16 * warp * D;  // 16 whole rows on
     const long long k0 = k_begin + t * kKeys + 16 * warp;
     if (k0 < k_end) {  // keys past the chunk are past seq_kv: the mask hides them
-      w.template scores<SwizzledTile<16, D>>(Ks);
-      w.softmax(p, rows, k0);
+      w.template scores<SwizzledTile<16, D>, QTile>(Ks);
+      w.softmax(p, k0);
       w.template add_pv<SwizzledTile<16, D>>(Ks + S::KvTile::kElems);
     }
     __syncthreads();
@@ -99,30 +98,29 @@ __global__ void __launch_bounds__(128) decode_kernel(Problem p, const bf16* Q, c
   float* ml = o_s + 4 * 16 * D;                    // [warp][16][2]: max, sum
   const int g = lane / 4, t = lane % 4;
   for (int hh = 0; hh < 2; ++hh) {
-    w.l[hh] += __shfl_xor_sync(0xffffffffu, w.l[hh], 1);
-    w.l[hh] += __shfl_xor_sync(0xffffffffu, w.l[hh], 2);
+    const float sum = w.row_sum(0, hh);
     const int r = g + 8 * hh;
     for (int db = 0; db < D / 8; ++db)
-      for (int e = 0; e < 2; ++e) o_s[(warp * 16 + r) * D + 8 * db + 2 * t + e] = w.o[db][2 * hh + e];
-    if (t == 0) ml[(warp * 16 + r) * 2] = w.m[hh], ml[(warp * 16 + r) * 2 + 1] = w.l[hh];
+      for (int e = 0; e < 2; ++e) o_s[(warp * 16 + r) * D + 8 * db + 2 * t + e] = w.o[0][db][2 * hh + e];
+    if (t == 0) ml[(warp * 16 + r) * 2] = w.m[0][hh], ml[(warp * 16 + r) * 2 + 1] = sum;
   }
   __syncthreads();
   for (int id = threadIdx.x; id < 16 * D; id += 128) {
     const int r = id / D, c = id % D;
     const long long x = 16 * set + r;
     if (x >= split.rows) continue;
-    float m = -INFINITY;
+    float m = -INFINITY;  // base 2, as the warps' maxima
     for (int v = 0; v < 4; ++v) m = fmaxf(m, ml[(v * 16 + r) * 2]);
     const float base = m == -INFINITY ? 0.0f : m;
     float l = 0.0f, o = 0.0f;
     for (int v = 0; v < 4; ++v) {
-      const float f = expf(ml[(v * 16 + r) * 2] - base);
+      const float f = exp2_approx(ml[(v * 16 + r) * 2] - base);
       l += f * ml[(v * 16 + r) * 2 + 1];
       o += f * o_s[(v * 16 + r) * D + c];
     }
     const long long row = (b * p.heads_q + head_of(x)) * p.seq_q + x % p.seq_q;  // as lse's index
     part_o[(row * split.chunks + chunk) * D + c] = l == 0.0f ? 0.0f : o / l;
-    if (c == 0) part_lse[row * split.chunks + chunk] = l == 0.0f ? -INFINITY : m + logf(l);
+    if (c == 0) part_lse[row * split.chunks + chunk] = WarpRows<D, 16>::natural_lse(m, l);
   }
 }
 //! [decode kernel]

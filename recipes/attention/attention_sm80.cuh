@@ -1,9 +1,9 @@
 /// \file attention_sm80.cuh
 /// \brief The Ampere kit of the attention family, what its tensor-core steps (4 on) share: the
-/// XOR-swizzled shared tile of head_dim columns, its 16-byte copy from global memory, the
-/// `ldmatrix`, `mma.sync` m16n8k16 (bf16 in, fp32 accumulators) and `cp.async` instructions, and a warp's
-/// share of the work on its 16 query rows (WarpRows: the scores, the online softmax on the
-/// accumulators, P V with P in registers, the store).
+/// XOR-swizzled shared tile of head_dim columns, the `ldmatrix`, `mma.sync` m16n8k16 (bf16 in,
+/// fp32 accumulators), `ex2` and `cp.async` instructions, a warp's share of the work on its query
+/// rows (WarpRows: the scores, the online softmax on the accumulators, P V with P in registers,
+/// the store), and the pipelined steps' block shape and plan.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -35,21 +35,6 @@ struct SwizzledTile {
 /// that are multiples of 8 elements.
 inline bool rows16(const void* p, const Strides& t) {
   return aligned(p, 16) && t.batch % 8 == 0 && t.seq % 8 == 0 && t.head % 8 == 0;
-}
-
-/// Copies rows 0 to Tile::kRows - 1 of a tensor (row r at src + r * seq_stride) into the swizzled
-/// tile at `dst` in 16-byte chunks, zeros for rows at or past `valid`; kThreads threads share it.
-template <class Tile, int kThreads>
-__device__ __forceinline__ void load_tile16(bf16* dst, const bf16* src, long long seq_stride, long long valid) {
-  constexpr int D = Tile::kD, kChunks = Tile::kRows * D / 8;
-  static_assert(kChunks % kThreads == 0, "every thread copies the same number of chunks");
-#pragma unroll
-  for (int i = 0; i < kChunks / kThreads; ++i) {
-    const int id = int(threadIdx.x) + i * kThreads, r = id / (D / 8), c = id % (D / 8) * 8;
-    uint4 v = make_uint4(0, 0, 0, 0);
-    if (r < valid) v = *reinterpret_cast<const uint4*>(src + r * seq_stride + c);
-    *reinterpret_cast<uint4*>(dst + Tile::offset(r, c)) = v;
-  }
 }
 
 //! [ptx]
@@ -97,7 +82,9 @@ template <int kPending>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
 }
-/// load_tile16 through cp.async: the copies are issued, not waited for.
+/// Copies rows 0 to Tile::kRows - 1 of a tensor (row r at src + r * seq_stride) into the swizzled
+/// tile at `dst` in 16-byte chunks through cp.async, zeros for rows at or past `valid`; kThreads
+/// threads share it. The copies are issued, not waited for.
 template <class Tile, int kThreads>
 __device__ __forceinline__ void load_tile_async(bf16* dst, const bf16* src, long long seq_stride, long long valid) {
   constexpr int D = Tile::kD, kChunks = Tile::kRows * D / 8;
@@ -110,132 +97,239 @@ __device__ __forceinline__ void load_tile_async(bf16* dst, const bf16* src, long
 }
 //! [cp.async]
 
+//! [exp2]
+/// 2^x in one instruction (the special-function unit's ex2.approx.ftz: relative error near 2^-22,
+/// 2^-inf = 0). The softmax works in base 2 with log2(e) folded into the scale, so that every
+/// exponential is this one instruction instead of expf's range reduction.
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+//! [exp2]
+
 //! [warp tile]
-/// A warp's share of a block of tensor-core attention: 16 query rows, tiles of kKeys keys, head_dim
-/// D. s: the scores S = Q K^T of the tile (kKeys / 8 accumulator blocks of 16 x 8); o: the output
-/// (D / 8 blocks); m and l: the running max and this thread's part of the sum of rows g and g + 8.
-template <int D, int kKeys>
+/// A warp's share of a block of tensor-core attention: kMt tiles of 16 query rows, tiles of kKeys
+/// keys, head_dim D. s: the scores S = Q K^T of the key tile (kKeys / 8 accumulator blocks of
+/// 16 x 8 per row tile); o: the output (D / 8 blocks per row tile); m and l: the running max (in
+/// base 2, of scale log2(e) S) and this thread's part of the sum, of rows g and g + 8 of each row
+/// tile. With kQRegs, Q's A fragments are loaded once and stay in registers; without, they are
+/// read from the shared Q tile for every key tile (the registers go to a second row tile).
+template <int D, int kKeys, int kMt = 1, bool kQRegs = true>
 struct WarpRows {
   static constexpr int kNb = kKeys / 8, kDb = D / 8;
-  unsigned qf[D / 16][4];  // the 16 Q rows as A fragments, k = head_dim, loaded once
-  float s[kNb][4], o[kDb][4] = {}, m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+  unsigned qf[kQRegs ? kMt : 1][kQRegs ? D / 16 : 1][4];  // Q's A fragments (kQRegs)
+  const bf16* qs = nullptr;                                // else: the shared Q tile, and
+  int qrow = 0;                                            // the warp's first row in it
+  float s[kMt][kNb][4], o[kMt][kDb][4] = {}, m[kMt][2], l[kMt][2];
+  int row[kMt][2];  // the query index of the thread's rows g and g + 8 of each row tile
 
-  /// The queries of the thread's rows g and g + 8 when the warp's rows are queries i0 to i0 + 15.
-  __device__ static void rows_from(long long i0, long long (&rows)[2]) {
+  /// Rows i0 to i0 + 16 kMt - 1 of the warp are queries i0 on, in order.
+  __device__ explicit WarpRows(long long i0) {
     const int g = int(threadIdx.x % 32) / 4;
-    rows[0] = i0 + g, rows[1] = i0 + g + 8;
+#pragma unroll
+    for (int mt = 0; mt < kMt; ++mt)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) row[mt][hh] = int(i0 + 16 * mt + g + 8 * hh), m[mt][hh] = -INFINITY, l[mt][hh] = 0.0f;
   }
 
-  /// Q's fragments from the swizzled tile Qs, rows row0 to row0 + 15.
+  /// Q's fragments (or where to read them) from the swizzled tile Qs, rows row0 to row0 + 16 kMt - 1.
   template <class QTile>
   __device__ __forceinline__ void load_q(const bf16* Qs, int row0) {
-    const int lane = threadIdx.x % 32;
+    qs = Qs, qrow = row0;
+    if constexpr (kQRegs) {
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
-      ldmatrix_x4(qf[kk], Qs + QTile::offset(row0 + lane % 16, 16 * kk + lane / 16 * 8));
+      for (int mt = 0; mt < kMt; ++mt)
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk) q_fragment<QTile>(qf[mt][kk], mt, kk);
+    }
   }
 
-  /// s = Q K^T for the tile in Ks: K's rows, as stored, are the mma's column-major B operand.
-  template <class KvTile>
+  /// s = Q K^T for the tile in Ks: K's rows, as stored, are the mma's column-major B operand. One
+  /// `ldmatrix` of K feeds 2 kMt mma.
+  template <class KvTile, class QTile>
   __device__ __forceinline__ void scores(const bf16* Ks) {
     const int lane = threadIdx.x % 32;
 #pragma unroll
-    for (int nb = 0; nb < kNb; ++nb) s[nb][0] = s[nb][1] = s[nb][2] = s[nb][3] = 0.0f;
+    for (int mt = 0; mt < kMt; ++mt)
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
+      for (int nb = 0; nb < kNb; ++nb) s[mt][nb][0] = s[mt][nb][1] = s[mt][nb][2] = s[mt][nb][3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      unsigned a[kMt][4];
+#pragma unroll
+      for (int mt = 0; mt < kMt; ++mt) {
+        if constexpr (kQRegs) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) a[mt][e] = qf[mt][kk][e];
+        } else {
+          q_fragment<QTile>(a[mt], mt, kk);
+        }
+      }
 #pragma unroll
       for (int nb = 0; nb < kNb; nb += 2) {
         unsigned r[4];  // b0, b1 of key blocks nb and nb + 1
         ldmatrix_x4(r, Ks + KvTile::offset(8 * nb + lane / 16 * 8 + lane % 8, 16 * kk + lane / 8 % 2 * 8));
-        mma_16816(s[nb], qf[kk], r[0], r[1]);
-        mma_16816(s[nb + 1], qf[kk], r[2], r[3]);
+#pragma unroll
+        for (int mt = 0; mt < kMt; ++mt) {
+          mma_16816(s[mt][nb], a[mt], r[0], r[1]);
+          mma_16816(s[mt][nb + 1], a[mt], r[2], r[3]);
+        }
       }
+    }
   }
 
-  /// The online softmax of the tile: scale, mask (key j of the tile is k0 + j; the thread's rows
-  /// g and g + 8 are queries i[0] and i[1]; with kMask false no element is masked), new max, s
-  /// replaced by exp(s - max), and o and l rescaled by exp(old max - new max). Each row's max is
-  /// shared by the quad (two shuffles); l stays per thread until store().
+  /// The online softmax of the tile, in base 2: scale by scale log2(e), mask (key j of the tile is
+  /// k0 + j; with kMask false no element is masked), new max, s replaced by 2^(s - max), and o and
+  /// l rescaled by 2^(old max - new max) (o only where a factor is not 1). The mask is one integer compare per element: a row sees
+  /// the keys of the tile below its limit. Each row's max is shared by the quad (two shuffles); l
+  /// stays per thread until store().
   template <bool kMask = true>
-  __device__ __forceinline__ void softmax(const Problem& p, const long long (&rows)[2], long long k0) {
-    const int lane = threadIdx.x % 32, t = lane % 4;
-    float scale_old[2];
+  __device__ __forceinline__ void softmax(const Problem& p, long long k0) {
+    const int t = threadIdx.x % 4;
+    const float scale = p.scale * 1.44269504088896341f;  // log2(e)
 #pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-      const long long i = rows[hh];
-      float mt = -INFINITY;
+    for (int mt = 0; mt < kMt; ++mt) {
+      float scale_old[2];
 #pragma unroll
-      for (int nb = 0; nb < kNb; ++nb)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const long long j = k0 + 8 * nb + 2 * t + e;
-          float& x = s[nb][2 * hh + e];
-          x = !kMask || (j < p.seq_kv && visible(p, i, j)) ? p.scale * x : -INFINITY;
-          mt = fmaxf(mt, x);
+      for (int hh = 0; hh < 2; ++hh) {
+        int limit = kKeys;  // keys k0 + j with j < limit are visible to the row
+        if (kMask) {
+          const long long end = p.causal ? row[mt][hh] + 1LL + p.seq_kv - p.seq_q : p.seq_kv;
+          const long long n = (end < p.seq_kv ? end : p.seq_kv) - k0;
+          limit = n < 0 ? 0 : n < kKeys ? int(n) : kKeys;
         }
-      mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, 1));
-      mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, 2));
-      const float m_new = fmaxf(m[hh], mt), base = m_new == -INFINITY ? 0.0f : m_new;
-      scale_old[hh] = expf(m[hh] - base);  // 0 while the row has seen no key
-      float sum = 0.0f;
+        float mt_max = -INFINITY;
 #pragma unroll
-      for (int nb = 0; nb < kNb; ++nb)
+        for (int nb = 0; nb < kNb; ++nb)
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          s[nb][2 * hh + e] = expf(s[nb][2 * hh + e] - base);
-          sum += s[nb][2 * hh + e];
-        }
-      l[hh] = l[hh] * scale_old[hh] + sum;
-      m[hh] = m_new;
+          for (int e = 0; e < 2; ++e) {
+            float& x = s[mt][nb][2 * hh + e];
+            x = !kMask || 8 * nb + 2 * t + e < limit ? scale * x : -INFINITY;
+            mt_max = fmaxf(mt_max, x);
+          }
+        mt_max = fmaxf(mt_max, __shfl_xor_sync(0xffffffffu, mt_max, 1));
+        mt_max = fmaxf(mt_max, __shfl_xor_sync(0xffffffffu, mt_max, 2));
+        const float m_new = fmaxf(m[mt][hh], mt_max), base = m_new == -INFINITY ? 0.0f : m_new;
+        scale_old[hh] = exp2_approx(m[mt][hh] - base);  // 0 while the row has seen no key
+        float sum = 0.0f;
+#pragma unroll
+        for (int nb = 0; nb < kNb; ++nb)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            s[mt][nb][2 * hh + e] = exp2_approx(s[mt][nb][2 * hh + e] - base);
+            sum += s[mt][nb][2 * hh + e];
+          }
+        l[mt][hh] = l[mt][hh] * scale_old[hh] + sum;
+        m[mt][hh] = m_new;
+      }
+      // Once the rows have seen a few tiles their max rarely grows: when no row of the warp's tile
+      // has a factor other than 1, the rescale of o is skipped (exactly: it would multiply by 1).
+      if (__any_sync(0xffffffffu, scale_old[0] != 1.0f || scale_old[1] != 1.0f)) {
+#pragma unroll
+        for (int db = 0; db < kDb; ++db)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) o[mt][db][e] *= scale_old[e / 2];
+      }
     }
-#pragma unroll
-    for (int db = 0; db < kDb; ++db)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) o[db][e] *= scale_old[e / 2];
   }
 
   /// o += P V for the tile in Vs, P = s straight from the accumulators: two 16 x 8 accumulator
   /// blocks are, element for element, one 16 x 16 A fragment. V (keys x head_dim, row-major) is
-  /// read with ldmatrix.trans.
+  /// read with ldmatrix.trans; one `ldmatrix` of V feeds 2 kMt mma.
   template <class KvTile>
   __device__ __forceinline__ void add_pv(const bf16* Vs) {
     const int lane = threadIdx.x % 32;
 #pragma unroll
     for (int kb = 0; kb < kKeys / 16; ++kb) {
-      const unsigned a[4] = {pack_bf16(s[2 * kb][0], s[2 * kb][1]), pack_bf16(s[2 * kb][2], s[2 * kb][3]),
-                             pack_bf16(s[2 * kb + 1][0], s[2 * kb + 1][1]),
-                             pack_bf16(s[2 * kb + 1][2], s[2 * kb + 1][3])};
+      unsigned a[kMt][4];
+#pragma unroll
+      for (int mt = 0; mt < kMt; ++mt) {
+        a[mt][0] = pack_bf16(s[mt][2 * kb][0], s[mt][2 * kb][1]);
+        a[mt][1] = pack_bf16(s[mt][2 * kb][2], s[mt][2 * kb][3]);
+        a[mt][2] = pack_bf16(s[mt][2 * kb + 1][0], s[mt][2 * kb + 1][1]);
+        a[mt][3] = pack_bf16(s[mt][2 * kb + 1][2], s[mt][2 * kb + 1][3]);
+      }
 #pragma unroll
       for (int db = 0; db < kDb; db += 2) {
         unsigned r[4];  // b0, b1 of head_dim blocks db and db + 1
         ldmatrix_x4_trans(r, Vs + KvTile::offset(16 * kb + lane % 8 + lane / 8 % 2 * 8, 8 * db + lane / 16 * 8));
-        mma_16816(o[db], a, r[0], r[1]);
-        mma_16816(o[db + 1], a, r[2], r[3]);
+#pragma unroll
+        for (int mt = 0; mt < kMt; ++mt) {
+          mma_16816(o[mt][db], a[mt], r[0], r[1]);
+          mma_16816(o[mt][db + 1], a[mt], r[2], r[3]);
+        }
       }
     }
   }
 
-  /// O = o / l of rows i0 + g and i0 + g + 8 below seq_q, as bf16 pairs, and their LSE; a row that
-  /// saw no key: O = 0, LSE = -inf.
+  /// Row tile mt's sum of the row of half hh over the quad, and its natural log-sum-exp
+  /// (-inf for a row that saw no key).
+  __device__ __forceinline__ float row_sum(int mt, int hh) const {
+    const float x = l[mt][hh] + __shfl_xor_sync(0xffffffffu, l[mt][hh], 1);
+    return x + __shfl_xor_sync(0xffffffffu, x, 2);
+  }
+  __device__ static float natural_lse(float m2, float sum) {
+    return sum == 0.0f ? -INFINITY : m2 * 0.693147180559945309f + logf(sum);  // ln(2) m2 + ln(sum)
+  }
+
+  /// O = o / l of the warp's rows below seq_q (queries i0 + 16 mt + g and + 8), as bf16 pairs, and
+  /// their LSE; a row that saw no key: O = 0, LSE = -inf.
   __device__ __forceinline__ void store(const Problem& p, long long b, long long h, long long i0, bf16* O,
-                                        float* lse) {
+                                        float* lse) const {
     const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
 #pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-      l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 1);
-      l[hh] += __shfl_xor_sync(0xffffffffu, l[hh], 2);
-      const long long i = i0 + g + 8 * hh;
-      if (i >= p.seq_q) continue;
-      const float inv = l[hh] == 0.0f ? 0.0f : 1.0f / l[hh];
-      bf16* out = O + at(p.o, b, i, h) + 2 * t;
+    for (int mt = 0; mt < kMt; ++mt)
 #pragma unroll
-      for (int db = 0; db < kDb; ++db)
-        *reinterpret_cast<unsigned*>(out + 8 * db) = pack_bf16(o[db][2 * hh] * inv, o[db][2 * hh + 1] * inv);
-      if (lse != nullptr && t == 0)
-        lse[(b * p.heads_q + h) * p.seq_q + i] = l[hh] == 0.0f ? -INFINITY : m[hh] + logf(l[hh]);
-    }
+      for (int hh = 0; hh < 2; ++hh) {
+        const float sum = row_sum(mt, hh);
+        const long long i = i0 + 16 * mt + g + 8 * hh;
+        if (i >= p.seq_q) continue;
+        const float inv = sum == 0.0f ? 0.0f : 1.0f / sum;
+        bf16* out = O + at(p.o, b, i, h) + 2 * t;
+#pragma unroll
+        for (int db = 0; db < kDb; ++db)
+          *reinterpret_cast<unsigned*>(out + 8 * db) =
+              pack_bf16(o[mt][db][2 * hh] * inv, o[mt][db][2 * hh + 1] * inv);
+        if (lse != nullptr && t == 0) lse[(b * p.heads_q + h) * p.seq_q + i] = natural_lse(m[mt][hh], sum);
+      }
+  }
+
+ private:
+  /// The A fragment of row tile mt, k block kk, from the shared Q tile.
+  template <class QTile>
+  __device__ __forceinline__ void q_fragment(unsigned (&a)[4], int mt, int kk) const {
+    const int lane = threadIdx.x % 32;
+    ldmatrix_x4(a, qs + QTile::offset(qrow + 16 * mt + lane % 16, 16 * kk + lane / 16 * 8));
   }
 };
 //! [warp tile]
+
+//! [pipelined shape]
+/// The block of the pipelined steps (5 on): WARPS warps of MT tiles of 16 query rows, tiles of
+/// KEYS keys, K and V in two stages, Q's fragments in registers or not (QREGS). Steps 5 to 7 take
+/// step 4's tiles (the defaults); step 8 chooses others per GPU.
+template <int D, int MT = 1, int KEYS = 64, int WARPS = 4, bool QREGS = true>
+struct PipelinedShape {
+  static constexpr int kD = D, kMt = MT, kKeys = KEYS, kWarps = WARPS, kRows = 16 * MT * WARPS;
+  static constexpr int kThreads = 32 * kWarps, kStages = 2;
+  using QTile = SwizzledTile<kRows, D>;
+  using KvTile = SwizzledTile<kKeys, D>;
+  using Warp = WarpRows<D, KEYS, MT, QREGS>;
+  static constexpr unsigned kSmemBytes = (QTile::kElems + 2 * kStages * KvTile::kElems) * sizeof(bf16);
+};
+//! [pipelined shape]
+
+/// The plan of a kernel of shape S64 at head_dim 64 or S128 at 128 (null at other head_dims or
+/// without 16-byte rows): one block per S::kRows query rows of each head.
+template <class S64, class S128>
+Plan<RowKernel> shaped_plan(const Problem& p, const bf16* Q, const bf16* K, const bf16* V, const bf16* O,
+                            RowKernel k64, RowKernel k128) {
+  const bool rows = rows16(Q, p.q) && rows16(K, p.k) && rows16(V, p.v) && rows16(O, p.o);
+  const bool d64 = p.head_dim == 64;
+  const RowKernel k = !rows ? nullptr : d64 ? k64 : p.head_dim == 128 ? k128 : nullptr;
+  return grid_plan(k, 1LL * p.batch * p.heads_q * tiles(p.seq_q, d64 ? S64::kRows : S128::kRows),
+                   dim3(d64 ? S64::kThreads : S128::kThreads), d64 ? S64::kSmemBytes : S128::kSmemBytes);
+}
 
 }  // namespace smem::attention
