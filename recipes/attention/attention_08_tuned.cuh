@@ -27,7 +27,7 @@
 /// Q in registers): the entry of the GPU's key and the problem's head_dim is taken.
 // BEGIN TUNED TABLE
 #define SMEM_ATTENTION_TUNED_TABLE(X)           \
-  X(90, 132, 233472, 65536, 64LL, 2, 64, 4, 1) \
+  X(90, 132, 233472, 65536, 64LL, 2, 64, 4, 1)  \
   X(90, 132, 233472, 65536, 128LL, 2, 32, 4, 0)
 // END TUNED TABLE
 //! [tuned table]
