@@ -2,10 +2,12 @@
 """Self-test of tools/report.py on a synthetic repository in a temporary folder (no GPU; nothing of
 the real repository is read or written): a family `fam` with copy sets, a page with regions of most
 kinds, two GPUs' results with made-up times (so every ratio is known), a JSON without ladder
-metadata, a bad-input matrix and a profiler output. Checked: the ladder tables and the README's
-ratio columns, the files-to-copy table, the folded bad-input matrix, a profile figure, a colour and
-a marker of its own for every series of a plot, the same bytes on a second run, and `--check`
-failing after a hand edit between the markers or a removed plot."""
+metadata, a bad-input matrix and a profiler output; and an `attention` family (its reference a roof
+at shapes of its own, a second roof at others) measured on one GPU only. Checked: the ladder tables
+and the README's ratio columns, the roofs' ratios, a results table limited to a pattern, the decode
+roofline, the files-to-copy table, the folded bad-input matrix, a profile figure, a colour and a
+marker of its own for every series of a plot, the same bytes on a second run, and `--check` failing
+after a hand edit between the markers or a removed plot."""
 import json
 import os
 import re
@@ -32,6 +34,8 @@ FILES = {
              total=704, limit=602, earlier_own=2)]}),
     "recipes/fam/README.md": "# Fam {#fam_page}\n\n" + "".join(REGION.format(k) for k in (
         "files fam", "results fam", "best fam", "occupancy", "bad-inputs", "profile gemm-stalls")),
+    "recipes/attention/README.md": "# Attention {#attention_page}\n\n" + "".join(REGION.format(k) for k in (
+        "results attention hd128/full/*", "decode-roofline attention")),
     "README.md": REGION.format("recipes readme"),
     "docs/mainpage.md": REGION.format("recipes main"),
     "results/gpu-b/old.json": json.dumps({"context": {}, "benchmarks": []}),
@@ -63,6 +67,27 @@ def bench_json(gpu, slow):
     return json.dumps({"context": ctx, "benchmarks": benches})
 
 
+def roof_json():
+    """A family whose reference, `roof`, runs at shapes of its own (best 200 TFLOP/s) and whose second roof,
+    `copy`, runs at the decode shape (1000 GB/s): s1 and s2 at 0.25 and 0.50 of the first, 0.50 and 0.90 of
+    the second."""
+    steps = [dict(name="roof", step=None, header=None, summary="The roof.", kind="baseline"),
+             dict(name="copy", step=None, header=None, summary="The copy.", kind="baseline"),
+             dict(name="s1", step=1, header="attention_01_s1.cuh", summary="Step s1.", kind="step"),
+             dict(name="s2", step=2, header="attention_02_s2.cuh", summary="Step s2.", kind="step")]
+    full = [(v, f"hd128/{m}/4x16x16x4096x4096", {"TFLOP/s": x}) for m in ("full", "causal")
+            for v, x in (("s1", 50.0), ("s2", 100.0))]
+    decode = [(v, "hd128/full/16x32x8x1x32768", r) for v, r in (
+        ("copy", {"GB/s": 1000.0}), ("s1", {"GB/s": 500.0, "TFLOP/s": 1.0}), ("s2", {"GB/s": 900.0, "TFLOP/s": 2.0}))]
+    roofs = [("roof", "4096x4096x4096", {"TFLOP/s": 150.0}), ("roof", "8192x8192x8192", {"TFLOP/s": 200.0})]
+    benches = [dict(name=f"attention/{v}/{s}/manual_time_median", run_name=f"attention/{v}/{s}/manual_time",
+                    run_type="aggregate", aggregate_name="median", real_time=1.0, time_unit="ms", **r)
+               for v, s, r in roofs + full + decode]
+    ctx = dict(gpu_name="GPU A", git_commit="abc", smem_family="attention", smem_reference="roof",
+               smem_steps=json.dumps(steps))
+    return json.dumps({"context": ctx, "benchmarks": benches})
+
+
 def series_styles(svg):
     """(stroke colours, marker ids) of the plotted lines (a path and markers) of a matplotlib SVG."""
     colours, markers, ns = set(), set(), "{http://www.w3.org/2000/svg}"
@@ -81,7 +106,8 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="smem-report-") as root:
         files = dict(FILES, **{"results/gpu-a/fam.json": bench_json("GPU A", 1.0),
-                               "results/gpu-b/fam.json": bench_json("GPU B", 2.0)})
+                               "results/gpu-b/fam.json": bench_json("GPU B", 2.0),
+                               "results/gpu-a/attention.json": roof_json()})
         for rel, text in files.items():
             os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
             open(os.path.join(root, rel), "w").write(text)
@@ -102,7 +128,12 @@ def main():
             "| 02 `b` | 33.3 (0.33) | 33.3 (0.33) |", "| 02 `b2` | 25 (0.25) | - |",
             "| `ref` | 50 (1.00) | 50 (1.00) |", "| 01 `a` | 25 (0.50) | 25 (0.50) |",
             "| 02 `b` | 16.7 (0.33) | 16.7 (0.33) |", "| 02 `b2` | 12.5 (0.25) | - |"],
+            "recipes/attention/README.md": [
+                "| step | hd128/full/4x16x16x4096x4096 (headline) |", "| 01 `s1` | 50 (0.25) |",
+                "| 02 `s2` | 100 (0.50) |", "the roof: `roof` at 8192³, 200 TFLOP/s",
+                "| GPU A | hd128/full/16x32x8x1x32768 | 1000 | 02 `s2` | 900 | 0.90 | - | - |"],
             "README.md": ["| family | step | what it changes | GPU A | GPU B |",
+                          "| [attention](recipes/attention/README.md) | 02 `s2` | Step s2. | 0.50 | - |",
                           "| [fam](recipes/fam/README.md) | 01 `a` | Step a &#124; with a bar. | 0.50 | 0.50 |"],
             "docs/mainpage.md": ['| \\ref fam_page "fam" | 02 `b2` | Step b, other tile. | 0.25 | 0.25 |']}
         page = open(os.path.join(root, "recipes", "fam", "README.md")).read()
@@ -111,7 +142,10 @@ def main():
             text = open(os.path.join(root, rel)).read()
             problems += [f"{rel}: no '{n}'" for n in needles if n not in text]
         imgs = os.path.join(root, "docs", "images")
-        expect(sorted(os.listdir(imgs)) == ["fam_ladder.svg", "fam_sizes_gpu-a.svg", "fam_sizes_gpu-b.svg"],
+        results = open(os.path.join(root, "recipes", "attention", "README.md")).read().split("decode-roofline")[0]
+        expect("causal" not in results and "| `copy`" not in results, "attention: a shape or a variant left unfiltered")
+        expect(sorted(os.listdir(imgs)) == ["attention_ladder.svg", "fam_ladder.svg", "fam_sizes_gpu-a.svg",
+                                            "fam_sizes_gpu-b.svg", "roofline.svg"],
                f"plots: {sorted(os.listdir(imgs))}")
         many = [(f"s{i}", [1.0 + i, 2.0 + i]) for i in range(15)]
         for name, svg, n in [("sizes plot", open(os.path.join(imgs, "fam_sizes_gpu-a.svg")).read(), len(STEPS)),

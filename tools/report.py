@@ -32,15 +32,17 @@ def images(fams, roofs, points):
                                           roofs, points)} if roofs and points else {}
     for family, rs in fams.items():
         order = rs[0].order({v for r in rs for h in r.headlines() for v in r.shapes[h]} |
-                            {s["name"] for s in tables.ladder_steps(rs)})
+                            {s["name"] for s in tables.ladder_steps(rs) if s["kind"] == "step"})
+        ref, rule = (x.replace("`", "") for x in rs[0].against())
+        title, xlabel = (f"{family}: ratio to {ref} at the headlines", "variant rate / roof rate") \
+            if family in results.ROOFS else (f"{family}: ratio to {ref} at the headline shape (higher is faster)", rule)
         out[tables.image_name(family, "ladder")] = plots.ladder(
-            f"{family}: ratio to {rs[0].reference} at the headline shape (higher is faster)",
-            [rs[0].title(v) for v in order],
+            title, [rs[0].title(v) for v in order],
             [(f"{r.label}, {' and '.join(r.headlines())}", [r.ratio(v, r.headline(v)) for v in order]) for r in rs],
-            f"{rs[0].reference} time / variant time")
+            xlabel)
         for r in rs:  # the sizes plot: the shapes of the headline's element type (without it), the reference first
             k = results.shape_kind(r.headline())
-            shapes = [s for s in r.sorted_shapes() if results.shape_kind(s) == k]
+            shapes = [s for s in r.sorted_shapes() if results.shape_kind(s) == k and r.unit(s) == r.unit()]
             variants = sorted(r.order({v for s in shapes for v in r.shapes[s]}), key=lambda v: v != r.reference)
             xlabel = {1: "elements", 2: "rows x cols", 3: "M x N x K"}.get(len(re.findall(r"\d+", shapes[0])), "shape")
             if len(shapes) > 1:
@@ -53,7 +55,9 @@ def images(fams, roofs, points):
 
 def copy_table(sets, family):
     """A family's files-to-copy table: per step its copy set, its lines and its target."""
-    steps = sets.get(family, [])
+    if family not in sets:
+        raise SystemExit(f"report: no copy sets for '{family}': add it to the 'copy: table' case of tests/copy_test.cu")
+    steps = sets[family]
     rows = [[f"{r['step']:02d}", ", ".join(f"`{n}`" for n in r["names"]),
              ", ".join(f"`{f}` ({n})" for f, n in r["files"]),
              f"{r['total']}" if r["total"] <= r["limit"] else f"**{r['total']}**",
@@ -92,7 +96,8 @@ def plan(root, res, bank_exe, sets=None):
             [f"![{f} ladder]({IMAGES}/{tables.image_name(f, 'ladder')})" for f in fams])
 
     kinds = {
-        "results": lambda a: tables.family_results(a[0], fams.get(a[0], []), pics),
+        "results": lambda a: tables.family_results(a[0], fams.get(a[0], []), pics, a[1:]),
+        "decode-roofline": lambda a: tables.best(fams.get(a[0], []), True),
         "files": lambda a: copy_table(sets, a[0]) if sets is not None else None,
         "recipes": lambda a: recipes(a[0]),
         "roofline": lambda a: f"\\image html roofline.svg \"The measured roofs, and each kernel at its family's "

@@ -19,7 +19,12 @@ RATES = ("TFLOP/s", "GB/s")
 # first of them at which it ran.
 HEADLINE = {"gemm": "4096x4096x4096", "reduction": "float/268435456", "transpose": "float/8192x8192",
             "scan": "inclusive/float/268435456", "histogram": "uint8/256/uniform/1073741824",
-            "stencil": ("conv2d_5x5/float/8192x8192", "7point/float/512x512x512")}
+            "stencil": ("conv2d_5x5/float/8192x8192", "7point/float/512x512x512"),
+            "attention": ("hd128/full/4x16x16x4096x4096", "hd128/full/16x32x8x1x32768")}
+# Families whose reference is a roof measured at shapes of its own (attention's `gemm_roof`, cuBLAS's GEMM):
+# a variant's ratio is its rate over the reference's best rate in the same run, or at a shape where the
+# family's second roof (here) ran, its rate in that roof's unit over the roof's.
+ROOFS = {"attention": "copy"}
 
 
 # What each ./cookbook command writes into results/<gpu>/, the same names on every GPU: {family} is each
@@ -105,15 +110,36 @@ class Run:
         return ("" if n is None or variant == self.reference else f"{n:02d} ") + f"{code}{variant}{code}"
 
     def ratio(self, variant, shape):
+        if self.family in ROOFS:
+            v, s = self.roof(shape)
+            x, y = self.value(variant, shape), self.value(v, s)
+            return x / y if x and y and self.unit(s) == self.unit(shape) else None
         e, ref = self.shapes.get(shape, {}).get(variant), self.shapes.get(shape, {}).get(self.reference)
         return ref["real_time"] / e["real_time"] if e and ref and e.get("real_time") else None
 
-    def value(self, variant, shape):
-        """The variant's rate at the shape, or None."""
-        return (rate(self.shapes.get(shape, {}).get(variant)) or (None, None))[1]
+    def roof(self, shape=None):
+        """A ROOFS family's (variant, shape) that a rate at `shape` is divided by."""
+        if ROOFS[self.family] in self.shapes.get(shape, {}):
+            return ROOFS[self.family], shape
+        return self.reference, max((s for s in self.shapes if self.value(self.reference, s)),
+                                   key=lambda s: self.value(self.reference, s), default=None)
 
-    def unit(self):
-        return next((rate(e)[0] for vs in self.shapes.values() for e in vs.values() if rate(e)), "GB/s")
+    def value(self, variant, shape):
+        """The variant's rate at the shape (in the shape's unit), or None."""
+        return self.shapes.get(shape, {}).get(variant, {}).get(self.unit(shape))
+
+    def unit(self, shape=None):
+        """The run's unit (its first rate), or at a shape where a ROOFS family's second roof ran, the roof's."""
+        e = rate(self.shapes.get(shape, {}).get(ROOFS.get(self.family)))
+        return e[0] if e else next((rate(e)[0] for vs in self.shapes.values() for e in vs.values() if rate(e)), "GB/s")
+
+    def against(self):
+        """(what the ratios are to, the rule) in words."""
+        if self.family not in ROOFS:
+            return f"`{self.reference}`", f"`{self.reference}` time / variant time"
+        v, s = ROOFS[self.family], next((s for s in self.shapes if ROOFS[self.family] in self.shapes[s]), None)
+        return "its roof", (f"variant {self.unit()} / the best {self.unit()} of `{self.reference}` in the same run" +
+                            (f"; where `{v}` ran, variant {self.unit(s)} / `{v}`'s" if s else ""))
 
     def sorted_shapes(self):
         kinds = list(dict.fromkeys(map(shape_kind, self.shapes)))
