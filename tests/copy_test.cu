@@ -99,17 +99,17 @@ struct Excess {
 };
 const std::map<std::string, Excess>& known_excess() {
   static const char* warp_tile = "the kit (the FlashAttention-2 warp tile with its online softmax, the swizzled "
-                                 "tile, the PTX) and the family's contract take 583 lines that steps 4 to 8 all use";
+                                 "tile, the PTX) and the family's contract take 587 lines that steps 4 to 8 all use";
   static const char* chain = "steps 13 to 16 are one change each on one cluster kernel: each extends the one before";
   static const std::map<std::string, Excess> m = {
       {"sgemm_12_multistage.cuh", {673, "it carries step 13's split-K tail in its kernel, and the common header "
                                         "the row helpers of steps 9 to 13"}},
-      {"attention_04_mma.cuh", {695, warp_tile}},
-      {"attention_05_pipelined.cuh", {666, warp_tile}},
-      {"attention_06_causal.cuh", {684, warp_tile}},
-      {"attention_07_decode.cuh", {775, "two kernels of its own (the chunks and their merge) and the merge of the four "
+      {"attention_04_mma.cuh", {699, warp_tile}},
+      {"attention_05_pipelined.cuh", {670, warp_tile}},
+      {"attention_06_causal.cuh", {688, warp_tile}},
+      {"attention_07_decode.cuh", {779, "two kernels of its own (the chunks and their merge) and the merge of the four "
                                         "warps' partial results inside a block, over the kit's warp tile"}},
-      {"attention_08_tuned.cuh", {802, warp_tile}},
+      {"attention_08_tuned.cuh", {806, warp_tile}},
       {"tc_gemm_06_multistage.cuh", {731, "uses nearly all of its set: its cp.async copies, the sm80 kit and the "
                                           "common header"}},
       {"tc_gemm_08_tma.cuh", {1038, "the bridge between the kits: TMA loads (sm90) feed the mma.sync warp tile (sm80)",
@@ -312,7 +312,8 @@ TEST_SUITE("host") {
         {"stencil", table_rows("stencil", smem::stencil::kSteps)},
         {"gemm", table_rows("gemm", smem::gemm::kSteps)},
         {"tc_gemm", table_rows("tc_gemm", smem::tc_gemm::kSteps)},
-        {"histogram", table_rows("histogram", smem::histogram::kSteps)}};
+        {"histogram", table_rows("histogram", smem::histogram::kSteps)},
+        {"attention", table_rows("attention", smem::attention::kSteps)}};
     std::ofstream out(path);
     for (std::size_t i = 0; i < std::size(families); ++i)
       out << (i ? ",\n" : "{\n") << "  \"" << families[i].first << "\": [\n" << families[i].second << "\n  ]";
