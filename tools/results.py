@@ -33,7 +33,7 @@ WRITES = {
     "bench": ["{family}.json"],
     "test": ["bad_inputs.md"],
     "sanitize": ["sanitize.txt"],
-    "tune": ["gemm_tune.*", "tc_gemm_tune.*", "tc_gemm_tune_hopper.*"],  # per table of tools/tune.py: json, log, csv
+    "tune": ["gemm_tune.*", "tc_gemm_tune.*", "tc_gemm_tune_hopper.*", "attention_tune.*"],  # per table of tools/tune.py: json, log, csv
     "probe": ["{probe}.*"],
 }
 

@@ -29,8 +29,8 @@
 /// launcher refuses), a finite scale, strides >= 0 under which no two elements of O coincide, and
 /// tensors of at most 2^60 bytes each; O and lse may not overlap Q, K, V or each other. A step
 /// also refuses a problem that needs more than 2^31 - 1 blocks (steps 2 and 3: batch x heads_q x
-/// ceil(seq_q / 16); steps 4 to 6: ceil(seq_q / 64); step 7: batch x heads_kv x row sets x
-/// chunks) or, in step 1, more than 2^60 bytes of scores.
+/// ceil(seq_q / 16); 4 to 6: ceil(seq_q / 64); 7: batch x heads_kv x row sets x chunks; 8:
+/// ceil(seq_q / its shape's rows, 64 or 128)) or, in step 1, more than 2^60 bytes of scores.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
