@@ -33,7 +33,8 @@ WRITES = {
     "bench": ["{family}.json"],
     "test": ["bad_inputs.md"],
     "sanitize": ["sanitize.txt"],
-    "tune": ["gemm_tune.*", "tc_gemm_tune.*", "tc_gemm_tune_hopper.*", "attention_tune.*"],  # per table of tools/tune.py: json, log, csv
+    # per table of tools/tune.py: json, log, csv
+    "tune": ["gemm_tune.*", "tc_gemm_tune.*", "tc_gemm_tune_hopper.*", "attention_tune.*"],
     "probe": ["{probe}.*"],
 }
 

@@ -38,7 +38,8 @@
     "Split-KV decode: K and V in chunks over many blocks, the partial (O, LSE) pairs merged.")          \
   X(8, heuristic, "attention_08_tuned.cuh",                                                              \
     "Step 6's kernel, its shape (row tiles per warp, keys per tile, warps) chosen from head_dim and the grid.") \
-  X(8, tuned, "attention_08_tuned.cuh", "Step 6's kernel, the shape ./cookbook tune attention measured fastest on this GPU.")
+  X(8, tuned, "attention_08_tuned.cuh",                                                                  \
+    "Step 6's kernel, the shape ./cookbook tune attention measured fastest on this GPU.")
 
 namespace smem::attention {
 

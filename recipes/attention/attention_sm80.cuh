@@ -180,10 +180,10 @@ struct WarpRows {
   }
 
   /// The online softmax of the tile, in base 2: scale by scale log2(e), mask (key j of the tile is
-  /// k0 + j; with kMask false no element is masked), new max, s replaced by 2^(s - max), and o and
-  /// l rescaled by 2^(old max - new max) (o only where a factor is not 1). The mask is one integer compare per element: a row sees
-  /// the keys of the tile below its limit. Each row's max is shared by the quad (two shuffles); l
-  /// stays per thread until store().
+  /// k0 + j; with kMask false none), new max, s replaced by 2^(s - max), o and l rescaled by
+  /// 2^(old max - new max) (o only where a factor is not 1). The mask is one integer compare per
+  /// element: a row sees the keys of the tile below its limit. Each row's max is shared by the
+  /// quad (two shuffles); l stays per thread until store().
   template <bool kMask = true>
   __device__ __forceinline__ void softmax(const Problem& p, long long k0) {
     const int t = threadIdx.x % 4;
