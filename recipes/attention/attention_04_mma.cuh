@@ -35,7 +35,7 @@ __device__ __forceinline__ void load_tile16(bf16* dst, const bf16* src, long lon
   static_assert(kChunks % kThreads == 0, "every thread copies the same number of chunks");
 #pragma unroll
   for (int i = 0; i < kChunks / kThreads; ++i) {
-    const int id = int(threadIdx.x) + i * kThreads, r = id / (D / 8), c = id % (D / 8) * 8;
+    const int id = int(threadIdx.x) + i * kThreads, r = chunk_row(id, D), c = chunk_col(id, D);
     uint4 v = make_uint4(0, 0, 0, 0);
     if (r < valid) v = *reinterpret_cast<const uint4*>(src + r * seq_stride + c);
     *reinterpret_cast<uint4*>(dst + Tile::offset(r, c)) = v;

@@ -31,6 +31,11 @@ struct SwizzledTile {
 };
 //! [swizzled tile]
 
+/// Chunk `id` of a tile copy, 16-byte chunks in row order, of a tile of d columns: its row and
+/// its first column.
+__host__ __device__ constexpr int chunk_row(int id, int d) { return id / (d / 8); }
+__host__ __device__ constexpr int chunk_col(int id, int d) { return id % (d / 8) * 8; }
+
 /// True when a tensor's rows may be copied in 16-byte chunks: a 16-byte aligned base and strides
 /// that are multiples of 8 elements.
 inline bool rows16(const void* p, const Strides& t) {
@@ -60,6 +65,15 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4],
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+/// The element (row, column) of a 16 x 16 block whose address lane l gives to ldmatrix.x4: for
+/// an A fragment (Q's rows, head_dim columns), for two 8-key blocks of K read as B (keys, head_dim),
+/// and for V read with .trans as B of P V (keys, head_dim: two 8-column blocks).
+__host__ __device__ constexpr int ldsm_a_row(int l) { return l % 16; }
+__host__ __device__ constexpr int ldsm_a_col(int l) { return l / 16 * 8; }
+__host__ __device__ constexpr int ldsm_k_row(int l) { return l / 16 * 8 + l % 8; }
+__host__ __device__ constexpr int ldsm_k_col(int l) { return l / 8 % 2 * 8; }
+__host__ __device__ constexpr int ldsm_v_row(int l) { return l % 8 + l / 8 % 2 * 8; }
+__host__ __device__ constexpr int ldsm_v_col(int l) { return l / 16 * 8; }
 /// Two floats as a bf16 pair, x in the low half (the lower column or k index).
 __device__ __forceinline__ unsigned pack_bf16(float x, float y) {
   const __nv_bfloat162 v = __floats2bfloat162_rn(x, y);
@@ -91,7 +105,7 @@ __device__ __forceinline__ void load_tile_async(bf16* dst, const bf16* src, long
   static_assert(kChunks % kThreads == 0, "every thread copies the same number of chunks");
 #pragma unroll
   for (int i = 0; i < kChunks / kThreads; ++i) {
-    const int id = int(threadIdx.x) + i * kThreads, r = id / (D / 8), c = id % (D / 8) * 8;
+    const int id = int(threadIdx.x) + i * kThreads, r = chunk_row(id, D), c = chunk_col(id, D);
     cp_async16(dst + Tile::offset(r, c), src + (r < valid ? r * seq_stride + c : 0), r < valid);
   }
 }
@@ -169,7 +183,7 @@ struct WarpRows {
 #pragma unroll
       for (int nb = 0; nb < kNb; nb += 2) {
         unsigned r[4];  // b0, b1 of key blocks nb and nb + 1
-        ldmatrix_x4(r, Ks + KvTile::offset(8 * nb + lane / 16 * 8 + lane % 8, 16 * kk + lane / 8 % 2 * 8));
+        ldmatrix_x4(r, Ks + KvTile::offset(8 * nb + ldsm_k_row(lane), 16 * kk + ldsm_k_col(lane)));
 #pragma unroll
         for (int mt = 0; mt < kMt; ++mt) {
           mma_16816(s[mt][nb], a[mt], r[0], r[1]);
@@ -253,7 +267,7 @@ struct WarpRows {
 #pragma unroll
       for (int db = 0; db < kDb; db += 2) {
         unsigned r[4];  // b0, b1 of head_dim blocks db and db + 1
-        ldmatrix_x4_trans(r, Vs + KvTile::offset(16 * kb + lane % 8 + lane / 8 % 2 * 8, 8 * db + lane / 16 * 8));
+        ldmatrix_x4_trans(r, Vs + KvTile::offset(16 * kb + ldsm_v_row(lane), 8 * db + ldsm_v_col(lane)));
 #pragma unroll
         for (int mt = 0; mt < kMt; ++mt) {
           mma_16816(o[mt][db], a[mt], r[0], r[1]);
@@ -300,7 +314,7 @@ struct WarpRows {
   template <class QTile>
   __device__ __forceinline__ void q_fragment(unsigned (&a)[4], int mt, int kk) const {
     const int lane = threadIdx.x % 32;
-    ldmatrix_x4(a, qs + QTile::offset(qrow + 16 * mt + lane % 16, 16 * kk + lane / 16 * 8));
+    ldmatrix_x4(a, qs + QTile::offset(qrow + 16 * mt + ldsm_a_row(lane), 16 * kk + ldsm_a_col(lane)));
   }
 };
 //! [warp tile]
