@@ -64,15 +64,16 @@ Plan<RowKernel> tuned_plan_with(const Problem& p, const bf16* Q, const bf16* K, 
 }
 
 //! [heuristic]
-/// The heuristic: warps of two row tiles (Q held at head_dim 64, read from shared memory at 128)
-/// when the grid of their 128-row blocks still gives every SM two blocks, else step 6's 64-row
-/// blocks, which fill the SMs on short or few sequences.
+/// The heuristic: warps of two row tiles (Q held at head_dim 64; at 128 read from shared memory,
+/// and 32 keys per tile, which keeps the scores in registers without spills) when the grid of
+/// their 128-row blocks still gives every SM two blocks, else step 6's 64-row blocks, which fill
+/// the SMs on short or few sequences.
 inline Plan<RowKernel> heuristic_plan(const Problem& p, const bf16* Q = nullptr, const bf16* K = nullptr,
                                       const bf16* V = nullptr, const bf16* O = nullptr) {
   const long long blocks = 1LL * p.batch * p.heads_q * tiles(p.seq_q, 128);
   if (blocks < 2LL * gpu_key().sms) return causal_plan(p, Q, K, V, O);
   return p.head_dim == 64 ? tuned_plan_with<TunedShape<64, 2, 64, 4, 1>>(p, Q, K, V, O)
-                          : tuned_plan_with<TunedShape<128, 2, 64, 4, 0>>(p, Q, K, V, O);
+                          : tuned_plan_with<TunedShape<128, 2, 32, 4, 0>>(p, Q, K, V, O);
 }
 //! [heuristic]
 
