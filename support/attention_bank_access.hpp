@@ -3,7 +3,7 @@
 // The warp-wide shared-memory requests of the attention kernels, written from the kernels' own
 // maps: steps 2 and 3's padded row tiles (RowTiles: K read a column at a time by 32 lanes, Q
 // broadcast, V along its rows), and from step 4 on the swizzled tiles (SwizzledTile) with the
-// kit's ldmatrix lane maps (ldsm_a_*, ldsm_k_*, ldsm_v_*) and 16-byte chunk copies (chunk_row,
+// kit's ldmatrix lane maps (ColFirst, RowFirst) and 16-byte chunk copies (chunk_row,
 // chunk_col). See bank_access.hpp for how the tests and the docs use them.
 #pragma once
 #include <attention/attention.cuh>
@@ -52,17 +52,17 @@ void warp_fragments(int q_row, int k_row, Visit&& visit) {
   for (int mt = 0; mt < kMt; ++mt)
     for (int kk = 0; kk < D / 16; ++kk)
       visit(request("`ldmatrix.x4` of Q", Access::ldmatrix, 16, 2, [&](int l) {
-        return QT::offset(q_row + 16 * mt + att::ldsm_a_row(l), 16 * kk + att::ldsm_a_col(l));
+        return QT::offset(q_row + 16 * mt + att::ColFirst::row(l), 16 * kk + att::ColFirst::col(l));
       }));
   for (int kk = 0; kk < D / 16; ++kk)
     for (int nb = 0; nb < kKeys / 8; nb += 2)
       visit(request("`ldmatrix.x4` of K", Access::ldmatrix, 16, 2, [&](int l) {
-        return KT::offset(k_row + 8 * nb + att::ldsm_k_row(l), 16 * kk + att::ldsm_k_col(l));
+        return KT::offset(k_row + 8 * nb + att::RowFirst::row(l), 16 * kk + att::RowFirst::col(l));
       }));
   for (int kb = 0; kb < kKeys / 16; ++kb)
     for (int db = 0; db < D / 8; db += 2)
       visit(request("`ldmatrix.x4.trans` of V", Access::ldmatrix, 16, 2, [&](int l) {
-        return KT::offset(k_row + 16 * kb + att::ldsm_v_row(l), 8 * db + att::ldsm_v_col(l));
+        return KT::offset(k_row + 16 * kb + att::ColFirst::row(l), 8 * db + att::ColFirst::col(l));
       }));
 }
 

@@ -951,6 +951,28 @@ TEST_SUITE("host") {
     CHECK(worst([](auto&& v) { aa::block<att::PipelinedShape<128>>(Access::copy, v); }) == 4);
   }
 
+  // The kernels address their ldmatrix reads through LdsmLanes: four offsets per lane plus a
+  // constant per block; it must be the tile's own offset() at every lane and block, for both maps.
+  template <int D, class Map>
+  int ldsm_lane_mismatches() {
+    using L = att::LdsmLanes<D, Map>;
+    using T = att::SwizzledTile<64, D>;
+    int bad = 0;
+    for (int l = 0; l < 32; ++l)
+      for (int R = 0; R < 64; R += 8)
+        for (int C = 0; C < D; C += 16)
+          bad += L::lane_offset(l, C / 16 % 4) + L::block(R, C) != T::offset(R + Map::row(l), C + Map::col(l));
+    return bad;
+  }
+  TEST_CASE("attention: a lane's four ldmatrix offsets and a constant give every block's address") {
+    CHECK(ldsm_lane_mismatches<64, att::ColFirst>() == 0);
+    CHECK(ldsm_lane_mismatches<128, att::ColFirst>() == 0);
+    CHECK(ldsm_lane_mismatches<256, att::ColFirst>() == 0);
+    CHECK(ldsm_lane_mismatches<64, att::RowFirst>() == 0);
+    CHECK(ldsm_lane_mismatches<128, att::RowFirst>() == 0);
+    CHECK(ldsm_lane_mismatches<256, att::RowFirst>() == 0);
+  }
+
   // SwizzledTile<64, 128> without the swizzle: not a kernel's layout, what the swizzle is for.
   struct RowMajor {
     static constexpr int kD = 128, kElems = 64 * 128;

@@ -83,13 +83,13 @@ __global__ void __launch_bounds__(128) decode_kernel(Problem p, const bf16* Q, c
       cp_async_wait<0>();
     }
     __syncthreads();
-    if (t == 0) w.template load_q<QTile>(Qs, 0);
+    if (t == 0) w.load_q(Qs, 0, p.scale < 0);
     const bf16* Ks = stage0 + 2 * (t % 2) * S::KvTile::kElems + 16 * warp * D;  // 16 whole rows on
     const long long k0 = k_begin + t * kKeys + 16 * warp;
     if (k0 < k_end) {  // keys past the chunk are past seq_kv: the mask hides them
-      w.template scores<SwizzledTile<16, D>, QTile>(Ks);
+      w.scores(Ks);
       w.softmax(p, k0);
-      w.template add_pv<SwizzledTile<16, D>>(Ks + S::KvTile::kElems);
+      w.add_pv(Ks + S::KvTile::kElems);
     }
     __syncthreads();
   }
