@@ -951,8 +951,8 @@ TEST_SUITE("host") {
     CHECK(worst([](auto&& v) { aa::block<att::PipelinedShape<128>>(Access::copy, v); }) == 4);
   }
 
-  // The kernels address their ldmatrix reads through LdsmLanes: four offsets per lane plus a
-  // constant per block; it must be the tile's own offset() at every lane and block, for both maps.
+  // The kernels address their ldmatrix reads through LdsmLanes (a row offset, an XOR and a
+  // constant per block): the tile's own offset() at every lane and block, for both maps.
   template <int D, class Map>
   int ldsm_lane_mismatches() {
     using L = att::LdsmLanes<D, Map>;
@@ -961,10 +961,10 @@ TEST_SUITE("host") {
     for (int l = 0; l < 32; ++l)
       for (int R = 0; R < 64; R += 8)
         for (int C = 0; C < D; C += 16)
-          bad += L::lane_offset(l, C / 16 % 4) + L::block(R, C) != T::offset(R + Map::row(l), C + Map::col(l));
+          bad += L::bytes(L::row_bytes(l), L::xor16(l), R, C) != 2u * T::offset(R + Map::row(l), C + Map::col(l));
     return bad;
   }
-  TEST_CASE("attention: a lane's four ldmatrix offsets and a constant give every block's address") {
+  TEST_CASE("attention: a lane's ldmatrix row offset, XOR and a constant give every block's address") {
     CHECK(ldsm_lane_mismatches<64, att::ColFirst>() == 0);
     CHECK(ldsm_lane_mismatches<128, att::ColFirst>() == 0);
     CHECK(ldsm_lane_mismatches<256, att::ColFirst>() == 0);

@@ -77,24 +77,22 @@ struct RowFirst {
   __host__ __device__ static constexpr int row(int l) { return l / 16 * 8 + l % 8; }
   __host__ __device__ static constexpr int col(int l) { return l / 8 % 2 * 8; }
 };
-/// A lane's ldmatrix addresses (map Map) in a SwizzledTile of D columns: the block at rows R,
-/// columns C (R a multiple of 8, C of 16) is at lane_offset(l, C / 16 % 4) + block(R, C). Rows 8
-/// apart share the XOR, which changes only the low three bits of a chunk index (fixed by
-/// C / 16 % 4): four offsets computed once, and in the unrolled loops an immediate per read.
+/// A lane's ldmatrix addresses (map Map) in a SwizzledTile of D columns. Rows 8 apart share the
+/// XOR, and it changes only the low three bits of a chunk index: the block at rows R, columns C
+/// (R a multiple of 8, C of 16) is at the lane's row offset, plus 32 (C / 16 % 4) bytes XOR the
+/// lane's own chunk XOR, plus a constant. In the unrolled loops R and C are constants: per read,
+/// an immediate offset on one of four sums the compiler forms once per tile.
 template <int D, class Map>
 struct LdsmLanes {
-  __host__ __device__ static constexpr int lane_offset(int l, int j) {
-    return SwizzledTile<8, D>::offset(Map::row(l), Map::col(l) + 16 * j);
+  __host__ __device__ static constexpr unsigned row_bytes(int l) { return 2u * unsigned(Map::row(l) * D); }
+  __host__ __device__ static constexpr unsigned xor16(int l) {
+    return 16u * unsigned(Map::col(l) / 8 ^ Map::row(l) % 8);
   }
-  __host__ __device__ static constexpr int block(int R, int C) { return R * D + C / 64 * 64; }
-  unsigned lane[4];  // bytes
-  __device__ LdsmLanes() {
-#pragma unroll
-    for (int j = 0; j < 4; ++j) lane[j] = 2u * unsigned(lane_offset(int(threadIdx.x % 32), j));
+  __host__ __device__ static constexpr unsigned bytes(unsigned row, unsigned x, int R, int C) {
+    return row + (32u * unsigned(C / 16 % 4) ^ x) + 2u * unsigned(R * D + C / 64 * 64);
   }
-  __device__ __forceinline__ unsigned at(unsigned tile, int R, int C) const {  // tile: a shared address
-    return tile + lane[C / 16 % 4] + 2u * unsigned(block(R, C));
-  }
+  unsigned row = row_bytes(int(threadIdx.x % 32)), x = xor16(int(threadIdx.x % 32));
+  __device__ __forceinline__ unsigned at(unsigned tile, int R, int C) const { return tile + bytes(row, x, R, C); }
 };
 /// Two floats as a bf16 pair, x in the low half (the lower column or k index).
 __device__ __forceinline__ unsigned pack_bf16(float x, float y) {
