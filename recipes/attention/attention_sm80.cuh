@@ -118,15 +118,27 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 /// Copies rows 0 to Tile::kRows - 1 of a tensor (row r at src + r * seq_stride) into the swizzled
 /// tile at `dst` in 16-byte chunks through cp.async, zeros for rows at or past `valid`; kThreads
-/// threads share it. The copies are issued, not waited for.
+/// threads share it, chunk id = thread + i kThreads. A thread's chunks lie kStep rows apart, a
+/// multiple of 8: the same column and XOR, so each next one is a constant further in the tile and
+/// kStep rows further in the tensor. A whole tile (every row valid) takes the copies unguarded.
+/// The copies are issued, not waited for.
 template <class Tile, int kThreads>
 __device__ __forceinline__ void load_tile_async(bf16* dst, const bf16* src, long long seq_stride, long long valid) {
-  constexpr int D = Tile::kD, kChunks = Tile::kRows * D / 8;
-  static_assert(kChunks % kThreads == 0, "every thread copies the same number of chunks");
+  constexpr int D = Tile::kD, kStep = kThreads / (D / 8), kCopies = Tile::kRows / kStep;
+  static_assert(kThreads % (D / 8) == 0 && kStep % 8 == 0 && Tile::kRows % kStep == 0, "whole 8-row steps");
+  const int r = chunk_row(int(threadIdx.x), D), c = chunk_col(int(threadIdx.x), D);
+  bf16* d = dst + Tile::offset(r, c);
+  const bf16* s = src + r * seq_stride + c;
+  const long long step = kStep * seq_stride;
+  if (valid >= Tile::kRows) {
 #pragma unroll
-  for (int i = 0; i < kChunks / kThreads; ++i) {
-    const int id = int(threadIdx.x) + i * kThreads, r = chunk_row(id, D), c = chunk_col(id, D);
-    cp_async16(dst + Tile::offset(r, c), src + (r < valid ? r * seq_stride + c : 0), r < valid);
+    for (int i = 0; i < kCopies; ++i) cp_async16(d + i * kStep * D, s + i * step, true);
+  } else {
+#pragma unroll
+    for (int i = 0; i < kCopies; ++i) {
+      const bool ok = r + i * kStep < valid;
+      cp_async16(d + i * kStep * D, ok ? s + i * step : src, ok);
+    }
   }
 }
 //! [cp.async]
@@ -165,7 +177,9 @@ struct WarpRows {
 #pragma unroll
     for (int mt = 0; mt < kMt; ++mt)
 #pragma unroll
-      for (int hh = 0; hh < 2; ++hh) row[mt][hh] = int(i0 + 16 * mt + g + 8 * hh), m[mt][hh] = -INFINITY, l[mt][hh] = 0.0f;
+      for (int hh = 0; hh < 2; ++hh) {
+        row[mt][hh] = int(i0 + 16 * mt + g + 8 * hh), m[mt][hh] = -INFINITY, l[mt][hh] = 0.0f;
+      }
   }
 
   /// Q's fragments (or where to read them): rows row0 to row0 + 16 kMt - 1 of the swizzled tile Qs.
