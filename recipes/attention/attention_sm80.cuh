@@ -91,8 +91,8 @@ struct LdsmLanes {
   __host__ __device__ static constexpr unsigned bytes(unsigned row, unsigned x, int R, int C) {
     return row + (32u * unsigned(C / 16 % 4) ^ x) + 2u * unsigned(R * D + C / 64 * 64);
   }
-  unsigned row = row_bytes(int(threadIdx.x % 32)), x = xor16(int(threadIdx.x % 32));
-  __device__ __forceinline__ unsigned at(unsigned tile, int R, int C) const { return tile + bytes(row, x, R, C); }
+  unsigned base = row_bytes(int(threadIdx.x % 32)), x = xor16(int(threadIdx.x % 32));  // this lane's
+  __device__ __forceinline__ unsigned at(unsigned tile, int R, int C) const { return tile + bytes(base, x, R, C); }
 };
 /// Two floats as a bf16 pair, x in the low half (the lower column or k index).
 __device__ __forceinline__ unsigned pack_bf16(float x, float y) {
