@@ -915,12 +915,7 @@ TEST_SUITE("host") {
   int worst(Walk&& walk) {
     return smem::test::worst_request(walk).wavefronts;
   }
-  template <class Walk>
-  bool all_conflict_free(Walk&& walk) {
-    bool ok = true;
-    walk([&](const smem::test::Request& r) { ok = ok && r.cost().conflict_free(); });
-    return ok;
-  }
+  using smem::test::all_conflict_free;
 
   TEST_CASE("attention bank model: steps 2 and 3's padding word makes the K column read conflict-free") {
     for (int d = 8; d <= 256; d += 8) {
