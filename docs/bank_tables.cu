@@ -207,7 +207,7 @@ void attention_rows() {
               [](auto&& v) { aa::block<att::PipelinedShape<128>>(Access::copy, v); });
   kernel_rows("07 `decode`", "bf16, d = 128", [](auto&& v) { aa::decode<128>(v); });
   kernel_rows("08 `tuned` (H100, H200)", "bf16, d = 128",
-              [](auto&& v) { aa::block<att::TunedShape<128, 2, 32, 4, 0>>(Access::copy, v); });
+              [](auto&& v) { aa::block<att::TunedShape<128, 2, 32, 4, 0, 1>>(Access::copy, v); });
 }
 
 /// The introduction and header of a ladder's table: the worst warp request of each access.

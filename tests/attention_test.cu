@@ -939,9 +939,9 @@ TEST_SUITE("host") {
     CHECK(all_conflict_free([](auto&& v) { aa::block<att::PipelinedShape<128>>(Access::copy, v); }));
     CHECK(all_conflict_free([](auto&& v) { aa::decode<64>(v); }));
     CHECK(all_conflict_free([](auto&& v) { aa::decode<128>(v); }));
-    CHECK(all_conflict_free([](auto&& v) { aa::block<att::TunedShape<64, 2, 64, 4, 1>>(Access::copy, v); }));
-    CHECK(all_conflict_free([](auto&& v) { aa::block<att::TunedShape<128, 2, 32, 4, 0>>(Access::copy, v); }));
-    CHECK(all_conflict_free([](auto&& v) { aa::block<att::TunedShape<128, 1, 64, 8, 1>>(Access::copy, v); }));
+    CHECK(all_conflict_free([](auto&& v) { aa::block<att::TunedShape<64, 2, 64, 4, 1, 1>>(Access::copy, v); }));
+    CHECK(all_conflict_free([](auto&& v) { aa::block<att::TunedShape<128, 2, 32, 4, 0, 1>>(Access::copy, v); }));
+    CHECK(all_conflict_free([](auto&& v) { aa::block<att::TunedShape<128, 1, 64, 8, 1, 1>>(Access::copy, v); }));
     // An ldmatrix.x4 reads 4 matrices of 8 rows, 8 per phase: 4 wavefronts when conflict-free.
     CHECK(worst([](auto&& v) { aa::block<att::PipelinedShape<128>>(Access::copy, v); }) == 4);
   }

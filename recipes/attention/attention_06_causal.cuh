@@ -38,8 +38,8 @@ struct KeyTiles {
 
 //! [causal kernel]
 template <class S>
-__global__ void __launch_bounds__(S::kThreads) causal_kernel(Problem p, const bf16* Q, const bf16* K, const bf16* V,
-                                                             bf16* O, float* lse) {
+__global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
+    causal_kernel(Problem p, const bf16* Q, const bf16* K, const bf16* V, bf16* O, float* lse) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   bf16* Qs = reinterpret_cast<bf16*>(smem_raw);
   bf16* stage0 = Qs + S::QTile::kElems;

@@ -365,11 +365,12 @@ struct WarpRows {
 
 //! [pipelined shape]
 /// The block of the pipelined steps (5 on): WARPS warps of MT tiles of 16 query rows, tiles of
-/// KEYS keys, K and V in two stages, Q's fragments in registers or not (QREGS). Steps 5 to 7 take
-/// step 4's tiles (the defaults); step 8 chooses others per GPU.
-template <int D, int MT = 1, int KEYS = 64, int WARPS = 4, bool QREGS = true>
+/// KEYS keys, K and V in two stages, Q's fragments in registers or not (QREGS), and MINB blocks
+/// per SM asked of the compiler (__launch_bounds__: at most 65536 / (MINB threads) registers a
+/// thread). Steps 5 to 7 take step 4's tiles (the defaults); step 8 chooses others per GPU.
+template <int D, int MT = 1, int KEYS = 64, int WARPS = 4, bool QREGS = true, int MINB = 1>
 struct PipelinedShape {
-  static constexpr int kD = D, kMt = MT, kKeys = KEYS, kWarps = WARPS, kRows = 16 * MT * WARPS;
+  static constexpr int kD = D, kMt = MT, kKeys = KEYS, kWarps = WARPS, kRows = 16 * MT * WARPS, kMinBlocks = MINB;
   static constexpr int kThreads = 32 * kWarps, kStages = 2;
   using QTile = SwizzledTile<kRows, D>;
   using KvTile = SwizzledTile<kKeys, D>;
