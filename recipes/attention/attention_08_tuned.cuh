@@ -29,7 +29,7 @@
 // BEGIN TUNED TABLE
 #define SMEM_ATTENTION_TUNED_TABLE(X)              \
   X(90, 132, 233472, 65536, 64LL, 2, 64, 4, 1, 1)  \
-  X(90, 132, 233472, 65536, 128LL, 2, 32, 4, 0, 1)
+  X(90, 132, 233472, 65536, 128LL, 2, 64, 4, 0, 1)
 // END TUNED TABLE
 //! [tuned table]
 
