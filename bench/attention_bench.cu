@@ -352,15 +352,15 @@ void register_step(att::Variant v, const Shape& s) {
 }
 
 // With SMEM_TUNE=1 (`./cookbook tune attention`): step 6's kernel with every candidate shape of step
-// 8's table, named tune_<row tiles per warp>x<keys per tile>x<warps>x<Q in registers>.
-template <int D, int MT, int KEYS, int WARPS, int QREGS>
+// 8's table, named tune_<row tiles per warp>x<keys per tile>x<warps>x<Q in registers>x<blocks per SM>.
+template <int D, int MT, int KEYS, int WARPS, int QREGS, int MINB>
 void register_candidate(const Shape& s) {
   if (s.d != D || decode(s)) return;
   const std::string v = "tune_" + std::to_string(MT) + "x" + std::to_string(KEYS) + "x" + std::to_string(WARPS) +
-                        "x" + std::to_string(QREGS);
+                        "x" + std::to_string(QREGS) + "x" + std::to_string(MINB);
   register_one(v, s, false, [=](benchmark::State& state, Tensors& t) {
     const att::Problem p = problem(s);
-    const auto plan = att::tuned_plan_with<att::TunedShape<D, MT, KEYS, WARPS, QREGS>>(p, t.Q.get(), t.K.get(),
+    const auto plan = att::tuned_plan_with<att::TunedShape<D, MT, KEYS, WARPS, QREGS, MINB>>(p, t.Q.get(), t.K.get(),
                                                                                          t.V.get(), t.O.get());
     measure(state, s, [&] { return att::launch(plan, nullptr, p, t.Q.get(), t.K.get(), t.V.get(), t.O.get(),
                                                t.lse.get()); });
@@ -368,17 +368,19 @@ void register_candidate(const Shape& s) {
   });
 }
 void register_candidates(const Shape& s) {
-  register_candidate<64, 1, 64, 4, 1>(s);
-  register_candidate<64, 2, 64, 4, 1>(s);
-  register_candidate<64, 2, 32, 4, 1>(s);
-  register_candidate<64, 1, 64, 8, 1>(s);
-  register_candidate<64, 2, 64, 4, 0>(s);
-  register_candidate<128, 1, 64, 4, 1>(s);
-  register_candidate<128, 2, 64, 4, 0>(s);
-  register_candidate<128, 2, 32, 4, 0>(s);
-  register_candidate<128, 2, 32, 4, 1>(s);
-  register_candidate<128, 1, 64, 8, 1>(s);
-  register_candidate<128, 1, 128, 4, 1>(s);
+  register_candidate<64, 1, 64, 4, 1, 1>(s);
+  register_candidate<64, 1, 64, 4, 1, 3>(s);
+  register_candidate<64, 2, 64, 4, 1, 1>(s);
+  register_candidate<64, 2, 32, 4, 1, 1>(s);
+  register_candidate<64, 1, 64, 8, 1, 1>(s);
+  register_candidate<64, 2, 64, 4, 0, 1>(s);
+  register_candidate<128, 1, 64, 4, 1, 1>(s);
+  register_candidate<128, 1, 32, 4, 1, 3>(s);
+  register_candidate<128, 2, 64, 4, 0, 1>(s);
+  register_candidate<128, 2, 32, 4, 0, 1>(s);
+  register_candidate<128, 2, 32, 4, 1, 1>(s);
+  register_candidate<128, 1, 64, 8, 1, 1>(s);
+  register_candidate<128, 1, 128, 4, 1, 1>(s);
 }
 
 void register_unfused(const Shape& s) {

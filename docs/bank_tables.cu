@@ -4,6 +4,7 @@
 // tools/report.py --bank-tables <this program> puts the output between the page's markers, and
 // `--check` fails when the committed tables differ from what this program prints.
 // Host only: it calls no CUDA function and runs without a GPU.
+#include <attention/attention.cuh>
 #include <gemm/gemm.cuh>
 #include <histogram/histogram.cuh>
 #include <reduction/reduction.cuh>
@@ -17,6 +18,7 @@
 #include <string>
 #include <utility>
 
+#include "attention_bank_access.hpp"
 #include "bank_model.hpp"
 #include "gemm_bank_access.hpp"
 #include "histogram_bank_access.hpp"
@@ -35,8 +37,11 @@ namespace sta = smem::test::stencil_access;
 namespace ta = smem::test::transpose_access;
 namespace tc = smem::tc_gemm;
 namespace tca = smem::test::tc_gemm_access;
+namespace att = smem::attention;
+namespace aa = smem::test::attention_access;
 using smem::bank::Cost;
 using smem::bank::wavefronts_of;
+using smem::test::Access;
 
 namespace {
 
@@ -190,6 +195,21 @@ void tc_gemm_rows() {
   kernel_rows("12 without the swizzle", "bf16", [](auto&& v) { tca::tma_epilogue_without_swizzle(v); });
 }
 
+void attention_rows() {
+  for (int d : {64, 128}) {
+    const std::string bf16 = "bf16, d = " + std::to_string(d);
+    kernel_rows("02, 03 `two_pass`, `online`", bf16.c_str(),
+                [d](auto&& v) { aa::row_tiles(d, att::RowTiles::ld(d), v); });
+    kernel_rows("02 without the padding", bf16.c_str(), [d](auto&& v) { aa::row_tiles(d, d, v); });
+  }
+  kernel_rows("04 `mma`", "bf16, d = 128", [](auto&& v) { aa::block<att::MmaShape<128>>(Access::store, v); });
+  kernel_rows("05, 06 `pipelined`, `causal`", "bf16, d = 128",
+              [](auto&& v) { aa::block<att::PipelinedShape<128>>(Access::copy, v); });
+  kernel_rows("07 `decode`", "bf16, d = 128", [](auto&& v) { aa::decode<128>(v); });
+  kernel_rows("08 `tuned` (H100, H200)", "bf16, d = 128",
+              [](auto&& v) { aa::block<att::TunedShape<128, 2, 32, 4, 0, 1>>(Access::copy, v); });
+}
+
 /// The introduction and header of a ladder's table: the worst warp request of each access.
 void ladder_table(const char* intro) {
   std::printf("\n%s\n\n", intro);
@@ -258,5 +278,10 @@ int main() {
               "TMA's 128-byte swizzle, is step 5's XOR, read here by step 8's `ldmatrix` and written by the "
               "epilogue of steps 12 to 16.");
   tc_gemm_rows();
+  ladder_table("Every shared-memory access of the attention ladder, one K/V tile, the worst warp request of "
+              "each (steps 2 and 3 at both head_dims, with and without their padding word; from step 4 on the "
+              "swizzled tiles at head_dim 128, every warp's `ldmatrix` reads of Q, K and V and the block's "
+              "16-byte copies):");
+  attention_rows();
   return 0;
 }

@@ -36,7 +36,8 @@ METRICS = {
     "sass_ldsm_wavefronts": "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum",
 }
 BASELINES = {"memcpy", "cublas_geam", "cub", "cublas", "mma_roof"}
-FAMILY_BASELINES = {"stencil": {"copy"}}  # a name that is a step elsewhere (transpose/copy)
+FAMILY_BASELINES = {"stencil": {"copy"},  # a name that is a step elsewhere (transpose/copy)
+                    "attention": {"copy", "unfused", "gemm_roof"}}
 DEFAULT_SHAPES = {
     "transpose": r"/(float|double)/8192x8192$",
     "reduction": r"/float/16777216$",
@@ -45,6 +46,7 @@ DEFAULT_SHAPES = {
     "scan": r"/inclusive/float/16777216$",
     "histogram": r"/uint8/256/uniform/16777216$",
     "stencil": r"/(conv2d_5x5/float/2048x2048|7point/float/256x256x256)$",
+    "attention": r"/hd128/full/(16x16x16x1024x1024|16x32x8x1x32768)$",
 }
 
 

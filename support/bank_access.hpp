@@ -90,4 +90,12 @@ smem::bank::Cost worst_request(Walk&& walk) {
   return worst;
 }
 
+/// True when every request of a walk is conflict-free.
+template <class Walk>
+bool all_conflict_free(Walk&& walk) {
+  bool ok = true;
+  walk([&](const Request& r) { ok = ok && r.cost().conflict_free(); });
+  return ok;
+}
+
 }  // namespace smem::test

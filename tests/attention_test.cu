@@ -7,7 +7,8 @@
 // scores, a NaN in one query row, seq_kv == 0 and no LSE. The inputs' elements outside the tensors
 // are NaN (a kernel that reads them shows) and O's must keep their poison. Host suite: the
 // reference on hand-computed cases, what check_args() makes of every argument the contract names,
-// and every launcher refusing bad arguments before any CUDA call, its outputs untouched.
+// every launcher refusing bad arguments before any CUDA call, its outputs untouched, and the bank
+// model on the kernels' own shared-memory maps (support/attention_bank_access.hpp).
 #include <doctest/doctest.h>
 
 #include <attention/attention.cuh>
@@ -23,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "attention_bank_access.hpp"
+#include "bank_evidence.hpp"
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
 #include "gpu.hpp"
@@ -904,6 +907,90 @@ TEST_SUITE("host") {
           CHECK(att::run(v, p, t.q, t.k, t.v, t.o, t.lse, made_up<void>(6), SIZE_MAX - 15) == cudaErrorInvalidValue);
       }
     }
+  }
+  // The kernels' requests, each checked on its own (support/attention_bank_access.hpp).
+  namespace aa = smem::test::attention_access;
+  using smem::test::Access;
+  template <class Walk>
+  int worst(Walk&& walk) {
+    return smem::test::worst_request(walk).wavefronts;
+  }
+  using smem::test::all_conflict_free;
+
+  TEST_CASE("attention bank model: steps 2 and 3's padding word makes the K column read conflict-free") {
+    for (int d = 8; d <= 256; d += 8) {
+      CAPTURE(d);
+      CHECK(all_conflict_free([d](auto&& v) { aa::row_tiles(d, att::RowTiles::ld(d), v); }));
+    }
+    for (int d : {64, 128, 256}) {  // unpadded rows of d / 2 words, a multiple of 32: one bank
+      CAPTURE(d);
+      int column = 0;
+      aa::row_tiles(d, d, [&](const smem::test::Request& r) {
+        if (std::string(r.what).rfind("K pair", 0) == 0) column = std::max(column, r.cost().wavefronts);
+      });
+      CHECK(column == 32);
+    }
+  }
+
+  TEST_CASE("attention bank model: the swizzled tiles are conflict-free for every ldmatrix and copy") {
+    CHECK(all_conflict_free([](auto&& v) { aa::block<att::MmaShape<64>>(Access::store, v); }));
+    CHECK(all_conflict_free([](auto&& v) { aa::block<att::MmaShape<128>>(Access::store, v); }));
+    CHECK(all_conflict_free([](auto&& v) { aa::block<att::PipelinedShape<64>>(Access::copy, v); }));
+    CHECK(all_conflict_free([](auto&& v) { aa::block<att::PipelinedShape<128>>(Access::copy, v); }));
+    CHECK(all_conflict_free([](auto&& v) { aa::decode<64>(v); }));
+    CHECK(all_conflict_free([](auto&& v) { aa::decode<128>(v); }));
+    CHECK(all_conflict_free([](auto&& v) { aa::block<att::TunedShape<64, 2, 64, 4, 1, 1>>(Access::copy, v); }));
+    CHECK(all_conflict_free([](auto&& v) { aa::block<att::TunedShape<128, 2, 32, 4, 0, 1>>(Access::copy, v); }));
+    CHECK(all_conflict_free([](auto&& v) { aa::block<att::TunedShape<128, 1, 64, 8, 1, 1>>(Access::copy, v); }));
+    // An ldmatrix.x4 reads 4 matrices of 8 rows, 8 per phase: 4 wavefronts when conflict-free.
+    CHECK(worst([](auto&& v) { aa::block<att::PipelinedShape<128>>(Access::copy, v); }) == 4);
+  }
+
+  // The kernels address their ldmatrix reads through LdsmLanes (a row offset, an XOR and a
+  // constant per block): the tile's own offset() at every lane and block, for both maps.
+  template <int D, class Map>
+  int ldsm_lane_mismatches() {
+    using L = att::LdsmLanes<D, Map>;
+    using T = att::SwizzledTile<64, D>;
+    int bad = 0;
+    for (int l = 0; l < 32; ++l)
+      for (int R = 0; R < 64; R += 8)
+        for (int C = 0; C < D; C += 16)
+          bad += L::bytes(L::row_bytes(l), L::xor16(l), R, C) != 2u * T::offset(R + Map::row(l), C + Map::col(l));
+    return bad;
+  }
+  TEST_CASE("attention: a lane's ldmatrix row offset, XOR and a constant give every block's address") {
+    CHECK(ldsm_lane_mismatches<64, att::ColFirst>() == 0);
+    CHECK(ldsm_lane_mismatches<128, att::ColFirst>() == 0);
+    CHECK(ldsm_lane_mismatches<256, att::ColFirst>() == 0);
+    CHECK(ldsm_lane_mismatches<64, att::RowFirst>() == 0);
+    CHECK(ldsm_lane_mismatches<128, att::RowFirst>() == 0);
+    CHECK(ldsm_lane_mismatches<256, att::RowFirst>() == 0);
+  }
+
+  // SwizzledTile<64, 128> without the swizzle: not a kernel's layout, what the swizzle is for.
+  struct RowMajor {
+    static constexpr int kD = 128, kElems = 64 * 128;
+    static constexpr int offset(int r, int c) { return r * kD + c; }
+  };
+  TEST_CASE("attention bank model: without the XOR, ldmatrix reads 8 rows in one bank group") {
+    CHECK(worst([](auto&& v) { aa::warp_fragments<RowMajor, RowMajor, 64, 1>(0, 0, v); }) == 32);
+  }
+
+  TEST_CASE("attention bank model agrees with Nsight Compute's ldmatrix wavefronts (results/*/banks.json)") {
+    // From step 4 on every ldmatrix reads a swizzled tile: one fragment's wavefronts per LDSM.
+    int compared = 0;
+    for (const auto& m : smem::test::load_bank_measurements(SMEM_RESULTS_DIR)) {
+      if (m.benchmark.rfind("attention/", 0) != 0 || !m.has("sass_ldsm_instructions") ||
+          m["sass_ldsm_instructions"] == 0)
+        continue;
+      CAPTURE(m.gpu_file);
+      CAPTURE(m.benchmark);
+      const int want = worst([](auto&& v) { aa::block<att::PipelinedShape<128>>(Access::copy, v); });
+      CHECK(m["sass_ldsm_wavefronts_per_instruction"] == doctest::Approx(want).epsilon(0.001));
+      ++compared;
+    }
+    MESSAGE("compared " << compared << " attention kernels with their measurements");
   }
 }
 

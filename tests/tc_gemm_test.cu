@@ -516,12 +516,7 @@ TEST_SUITE("host") {
   using smem::test::Access;
 
   // The kernels' requests (support/tc_gemm_bank_access.hpp), each checked on its own.
-  template <class Walk>
-  bool all_conflict_free(Walk&& walk) {
-    bool ok = true;
-    walk([&](const smem::test::Request& r) { ok = ok && r.cost().conflict_free(); });
-    return ok;
-  }
+  using smem::test::all_conflict_free;
 
   TEST_CASE("tc_gemm bank model: ldmatrix 8-way on row-major tiles, conflict-free padded and swizzled") {
     for (int kk = 0; kk < tc::kTileK; kk += 16)

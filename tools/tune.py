@@ -36,17 +36,19 @@ TABLES = [
     Table("tc_gemm", "tc_gemm_tune_hopper", "recipes/tc_gemm/tc_gemm_16_tuned_hopper.cuh",  # BN stages cluster group
           r"hopper_(\d+)_(\d+)_(\d+)_(\d+)", "tc_gemm/(gpc_order|tune_hopper_[0-9_]+)/", 5, "gpc_order", 0.01, False,
           lambda f: f[1] * (128 * 64 + 64 * f[0]) * 2),
-    Table("attention", "attention_tune", "recipes/attention/attention_08_tuned.cuh",  # row tiles, keys, warps, Q regs
-          r"(\d+)x(\d+)x(\d+)x(\d+)", "attention/(tuned|tune_[0-9x]+)/hd[0-9]+/(full|causal)/[0-9]+x[0-9]+x[0-9]+x"
-          "(1024|2048|4096|8192|16384)x", 3, "tuned", 0.02, False, lambda f: 16 * f[0] * f[2] + 4 * f[1],
-          lambda s: s[0], True),  # shapes (head_dim, causal, B, Hq, Hkv, Nq, Nkv): an entry per head_dim
+    # row tiles, keys, warps, Q regs, blocks per SM (names without the last, from the first runs: 1);
+    # shapes (head_dim, causal, B, Hq, Hkv, Nq, Nkv): an entry per head_dim
+    Table("attention", "attention_tune", "recipes/attention/attention_08_tuned.cuh",
+          r"(\d+)x(\d+)x(\d+)x(\d+)(?:x(\d+))?",
+          "attention/(tuned|tune_[0-9x]+)/hd[0-9]+/(full|causal)/[0-9]+x[0-9]+x[0-9]+x(1024|2048|4096|8192|16384)x",
+          3, "tuned", 0.02, False, lambda f: 16 * f[0] * f[2] + 4 * f[1], lambda s: s[0], True),
 ]
 MARKED = re.compile(r"(// BEGIN TUNED[A-Z ]* TABLE\n)#define (\w+)\(X\)(.*?)\n(// END TUNED)", re.S)
 
 
 def fields(t, name):
     m = re.fullmatch(t.fields, name)
-    return [int(x) for x in m.groups()] if m else None
+    return [int(x) if x is not None else 1 for x in m.groups()] if m else None
 
 
 def shape_name(s):

@@ -35,7 +35,7 @@ __device__ __forceinline__ void load_tile16(bf16* dst, const bf16* src, long lon
   static_assert(kChunks % kThreads == 0, "every thread copies the same number of chunks");
 #pragma unroll
   for (int i = 0; i < kChunks / kThreads; ++i) {
-    const int id = int(threadIdx.x) + i * kThreads, r = id / (D / 8), c = id % (D / 8) * 8;
+    const int id = int(threadIdx.x) + i * kThreads, r = chunk_row(id, D), c = chunk_col(id, D);
     uint4 v = make_uint4(0, 0, 0, 0);
     if (r < valid) v = *reinterpret_cast<const uint4*>(src + r * seq_stride + c);
     *reinterpret_cast<uint4*>(dst + Tile::offset(r, c)) = v;
@@ -69,15 +69,15 @@ __global__ void __launch_bounds__(MmaShape<D>::kThreads) mma_kernel(Problem p, c
   load_tile16<typename S::QTile, S::kThreads>(Qs, Q + at(p.q, b, q0, h), p.q.seq, p.seq_q - q0);
   __syncthreads();
   WarpRows<D, S::kKeys> w(i0);
-  w.template load_q<typename S::QTile>(Qs, row0);
+  w.load_q(Qs, row0, p.scale < 0);
   for (long long k0 = 0; k0 < p.seq_kv; k0 += S::kKeys) {
     __syncthreads();  // every warp is done with the previous tiles
     load_tile16<typename S::KvTile, S::kThreads>(Ks, K + at(p.k, b, k0, hk), p.k.seq, p.seq_kv - k0);
     load_tile16<typename S::KvTile, S::kThreads>(Vs, V + at(p.v, b, k0, hk), p.v.seq, p.seq_kv - k0);
     __syncthreads();
-    w.template scores<typename S::KvTile, typename S::QTile>(Ks);
+    w.scores(Ks);
     w.softmax(p, k0);
-    w.template add_pv<typename S::KvTile>(Vs);
+    w.add_pv(Vs);
   }
   w.store(p, b, h, i0, O, lse);
 }

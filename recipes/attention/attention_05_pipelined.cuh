@@ -21,8 +21,8 @@ namespace smem::attention {
 
 //! [pipelined kernel]
 template <class S>
-__global__ void __launch_bounds__(S::kThreads) pipelined_kernel(Problem p, const bf16* Q, const bf16* K,
-                                                                const bf16* V, bf16* O, float* lse) {
+__global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
+    pipelined_kernel(Problem p, const bf16* Q, const bf16* K, const bf16* V, bf16* O, float* lse) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   bf16* Qs = reinterpret_cast<bf16*>(smem_raw);
   bf16* stage0 = Qs + S::QTile::kElems;  // stage s: K at stage0 + 2 s kElems, V after it
@@ -50,11 +50,11 @@ __global__ void __launch_bounds__(S::kThreads) pipelined_kernel(Problem p, const
       cp_async_wait<0>();
     }
     __syncthreads();  // tile t (and Q) landed for every thread's copies
-    if (t == 0) w.template load_q<typename S::QTile>(Qs, row0);
+    if (t == 0) w.load_q(Qs, row0, p.scale < 0);
     const bf16* Ks = stage0 + 2 * (t % 2) * S::KvTile::kElems;
-    w.template scores<typename S::KvTile, typename S::QTile>(Ks);
+    w.scores(Ks);
     w.softmax(p, t * S::kKeys);
-    w.template add_pv<typename S::KvTile>(Ks + S::KvTile::kElems);
+    w.add_pv(Ks + S::KvTile::kElems);
     __syncthreads();  // every warp is done with stage t % 2 before it is refilled
   }
   w.store(p, b, h, q0 + row0, O, lse);

@@ -10,7 +10,9 @@
 /// score runs only on the tiles at the diagonal. The work per block now grows with its query
 /// tile, so the blocks are numbered from the last query tile down: the longest blocks start
 /// first and the short ones fill in at the end, instead of the last wave holding the longest
-/// blocks alone. Without the causal mask the step is step 5 with only the last tile masked.
+/// blocks alone. That order runs over groups of heads whose K and V fit in L2 together, so the
+/// blocks running at once read the same K and V (as step 5's head-by-head order does). Without
+/// the causal mask the step is step 5 with only the last tile masked.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -36,15 +38,21 @@ struct KeyTiles {
 
 //! [causal kernel]
 template <class S>
-__global__ void __launch_bounds__(S::kThreads) causal_kernel(Problem p, const bf16* Q, const bf16* K, const bf16* V,
-                                                             bf16* O, float* lse) {
+__global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
+    causal_kernel(Problem p, const bf16* Q, const bf16* K, const bf16* V, bf16* O, float* lse) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   bf16* Qs = reinterpret_cast<bf16*>(smem_raw);
   bf16* stage0 = Qs + S::QTile::kElems;
-  // The last query tiles first: block x takes query tile tiles_q - 1 - x / heads of head x % heads.
+  // The last query tiles first, within groups of heads whose K and V fit in about 16 MiB of L2
+  // together: the blocks running at once share their heads' K and V. Block x: group x / (G tiles_q),
+  // in it query tile tiles_q - 1 - r / n of head first + r % n (r: x's place in the group, n: its
+  // heads, G but in the last group).
   const long long tiles_q = tiles(p.seq_q, S::kRows), heads = 1LL * p.batch * p.heads_q;
-  const long long bh = blockIdx.x % heads, b = bh / p.heads_q, h = bh % p.heads_q;
-  const long long hk = h / (p.heads_q / p.heads_kv), q0 = (tiles_q - 1 - blockIdx.x / heads) * S::kRows;
+  const long long kv_bytes = 4LL * p.seq_kv * p.head_dim + 1, g = (16LL << 20) / kv_bytes;
+  const long long group = g < 1 ? 1 : g < heads ? g : heads, first = blockIdx.x / (group * tiles_q) * group;
+  const long long n = heads - first < group ? heads - first : group, r = blockIdx.x - first * tiles_q;
+  const long long bh = first + r % n, b = bh / p.heads_q, h = bh % p.heads_q;
+  const long long hk = h / (p.heads_q / p.heads_kv), q0 = (tiles_q - 1 - r / n) * S::kRows;
   const int row0 = 16 * S::kMt * int(threadIdx.x / 32);
   const KeyTiles kt(p, q0, (q0 + S::kRows < p.seq_q ? q0 + S::kRows : p.seq_q) - 1, S::kKeys);
   auto issue = [&](long long k0, int s) {
@@ -68,12 +76,12 @@ __global__ void __launch_bounds__(S::kThreads) causal_kernel(Problem p, const bf
       cp_async_wait<0>();
     }
     __syncthreads();
-    if (t == 0) w.template load_q<typename S::QTile>(Qs, row0);
+    if (t == 0) w.load_q(Qs, row0, p.scale < 0);
     const bf16* Ks = stage0 + 2 * (t % 2) * S::KvTile::kElems;
-    w.template scores<typename S::KvTile, typename S::QTile>(Ks);
+    w.scores(Ks);
     if (t >= kt.masked) w.softmax(p, t * S::kKeys);
     else w.template softmax<false>(p, t * S::kKeys);
-    w.template add_pv<typename S::KvTile>(Ks + S::KvTile::kElems);
+    w.add_pv(Ks + S::KvTile::kElems);
     __syncthreads();
   }
   w.store(p, b, h, q0 + row0, O, lse);

@@ -60,7 +60,7 @@ __global__ void __launch_bounds__(128) decode_kernel(Problem p, const bf16* Q, c
   // Row r of the set: query i = x % seq_q of query head hk group + x / seq_q, x = 16 set + r.
   auto head_of = [&](long long x) { return hk * group + x / p.seq_q; };
   for (int id = threadIdx.x; id < 16 * D / 8; id += 128) {  // the Q rows, gathered
-    const int r = id / (D / 8), c = id % (D / 8) * 8;
+    const int r = chunk_row(id, D), c = chunk_col(id, D);
     const long long x = 16 * set + r;
     const bool valid = x < split.rows;
     cp_async16(Qs + QTile::offset(r, c), Q + (valid ? at(p.q, b, x % p.seq_q, head_of(x)) + c : 0), valid);
@@ -83,13 +83,13 @@ __global__ void __launch_bounds__(128) decode_kernel(Problem p, const bf16* Q, c
       cp_async_wait<0>();
     }
     __syncthreads();
-    if (t == 0) w.template load_q<QTile>(Qs, 0);
+    if (t == 0) w.load_q(Qs, 0, p.scale < 0);
     const bf16* Ks = stage0 + 2 * (t % 2) * S::KvTile::kElems + 16 * warp * D;  // 16 whole rows on
     const long long k0 = k_begin + t * kKeys + 16 * warp;
     if (k0 < k_end) {  // keys past the chunk are past seq_kv: the mask hides them
-      w.template scores<SwizzledTile<16, D>, QTile>(Ks);
+      w.scores(Ks);
       w.softmax(p, k0);
-      w.template add_pv<SwizzledTile<16, D>>(Ks + S::KvTile::kElems);
+      w.add_pv(Ks + S::KvTile::kElems);
     }
     __syncthreads();
   }

@@ -9,7 +9,8 @@
 /// gives each warp twice the independent products to hide a softmax behind. At head_dim 128 the
 /// two row tiles' outputs and scores take most of the 255 registers, so Q's fragments are read
 /// from shared memory for every key tile instead of held (kQRegs false); at 64 they still fit.
-/// The other knobs: keys per tile (the scores' registers) and warps per block.
+/// The other knobs: keys per tile (the scores' registers), warps per block, and the blocks per SM
+/// asked of the compiler (fewer registers a thread for more resident warps).
 ///
 /// The table is keyed by what decides the best shape (compute capability, SMs, shared memory and
 /// registers per SM), one entry per head_dim class, written by `./cookbook tune attention` from
@@ -24,19 +25,19 @@
 
 //! [tuned table]
 /// X(cc, sms, smem_per_sm, regs_per_sm, head_dim, row tiles per warp, keys per tile, warps,
-/// Q in registers): the entry of the GPU's key and the problem's head_dim is taken.
+/// Q in registers, blocks per SM): the entry of the GPU's key and the problem's head_dim is taken.
 // BEGIN TUNED TABLE
-#define SMEM_ATTENTION_TUNED_TABLE(X)           \
-  X(90, 132, 233472, 65536, 64LL, 2, 64, 4, 1)  \
-  X(90, 132, 233472, 65536, 128LL, 2, 32, 4, 0)
+#define SMEM_ATTENTION_TUNED_TABLE(X)              \
+  X(90, 132, 233472, 65536, 64LL, 2, 64, 4, 1, 1)  \
+  X(90, 132, 233472, 65536, 128LL, 2, 64, 4, 0, 1)
 // END TUNED TABLE
 //! [tuned table]
 
 namespace smem::attention {
 
 /// Step 8's shapes: the kit's PipelinedShape, named by the table's fields.
-template <int D, int MT, int KEYS, int WARPS, int QREGS>
-using TunedShape = PipelinedShape<D, MT, KEYS, WARPS, QREGS != 0>;
+template <int D, int MT, int KEYS, int WARPS, int QREGS, int MINB>
+using TunedShape = PipelinedShape<D, MT, KEYS, WARPS, QREGS != 0, MINB>;
 
 /// What decides the best shape on a GPU (all zero if the device cannot be queried).
 struct GpuKey {
@@ -64,15 +65,16 @@ Plan<RowKernel> tuned_plan_with(const Problem& p, const bf16* Q, const bf16* K, 
 }
 
 //! [heuristic]
-/// The heuristic: warps of two row tiles (Q held at head_dim 64, read from shared memory at 128)
-/// when the grid of their 128-row blocks still gives every SM two blocks, else step 6's 64-row
-/// blocks, which fill the SMs on short or few sequences.
+/// The heuristic: warps of two row tiles (Q held at head_dim 64; at 128 read from shared memory,
+/// and 32 keys per tile, which keeps the scores in registers without spills) when the grid of
+/// their 128-row blocks still gives every SM two blocks, else step 6's 64-row blocks, which fill
+/// the SMs on short or few sequences.
 inline Plan<RowKernel> heuristic_plan(const Problem& p, const bf16* Q = nullptr, const bf16* K = nullptr,
                                       const bf16* V = nullptr, const bf16* O = nullptr) {
   const long long blocks = 1LL * p.batch * p.heads_q * tiles(p.seq_q, 128);
   if (blocks < 2LL * gpu_key().sms) return causal_plan(p, Q, K, V, O);
-  return p.head_dim == 64 ? tuned_plan_with<TunedShape<64, 2, 64, 4, 1>>(p, Q, K, V, O)
-                          : tuned_plan_with<TunedShape<128, 2, 64, 4, 0>>(p, Q, K, V, O);
+  return p.head_dim == 64 ? tuned_plan_with<TunedShape<64, 2, 64, 4, 1, 1>>(p, Q, K, V, O)
+                          : tuned_plan_with<TunedShape<128, 2, 32, 4, 0, 1>>(p, Q, K, V, O);
 }
 //! [heuristic]
 
@@ -81,10 +83,10 @@ inline Plan<RowKernel> heuristic_plan(const Problem& p, const bf16* Q = nullptr,
 inline Plan<RowKernel> tuned_plan(const Problem& p, const bf16* Q = nullptr, const bf16* K = nullptr,
                                   const bf16* V = nullptr, const bf16* O = nullptr) {
   const GpuKey key = gpu_key();
-#define SMEM_ATTENTION_TUNED_CASE(CC, SMS, SMEM, REGS, HD, MT, KEYS, WARPS, QREGS)                      \
+#define SMEM_ATTENTION_TUNED_CASE(CC, SMS, SMEM, REGS, HD, MT, KEYS, WARPS, QREGS, MINB)                \
   if (key.cc == (CC) && key.sms == (SMS) && key.smem_per_sm == (SMEM) && key.regs_per_sm == (REGS) && \
       p.head_dim == (HD))                                                                              \
-    return tuned_plan_with<TunedShape<HD, MT, KEYS, WARPS, QREGS>>(p, Q, K, V, O);
+    return tuned_plan_with<TunedShape<HD, MT, KEYS, WARPS, QREGS, MINB>>(p, Q, K, V, O);
   SMEM_ATTENTION_TUNED_TABLE(SMEM_ATTENTION_TUNED_CASE)
 #undef SMEM_ATTENTION_TUNED_CASE
   return heuristic_plan(p, Q, K, V, O);

@@ -31,6 +31,11 @@ struct SwizzledTile {
 };
 //! [swizzled tile]
 
+/// Chunk `id` of a tile copy, 16-byte chunks in row order, of a tile of d columns: its row and
+/// its first column.
+__host__ __device__ constexpr int chunk_row(int id, int d) { return id / (d / 8); }
+__host__ __device__ constexpr int chunk_col(int id, int d) { return id % (d / 8) * 8; }
+
 /// True when a tensor's rows may be copied in 16-byte chunks: a 16-byte aligned base and strides
 /// that are multiples of 8 elements.
 inline bool rows16(const void* p, const Strides& t) {
@@ -40,17 +45,17 @@ inline bool rows16(const void* p, const Strides& t) {
 //! [ptx]
 /// The shared-memory address (state space .shared) of a generic pointer into shared memory.
 __device__ __forceinline__ unsigned smem_u32(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
-/// ldmatrix.x4: four 8 x 8 bf16 matrices; lane l gives the address of row l % 8 of matrix l / 8.
-__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const bf16* row) {
+/// ldmatrix.x4: four 8 x 8 bf16 matrices; lane l gives the shared address of row l % 8 of matrix l / 8.
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned row) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_u32(row)));
+               : "r"(row));
 }
 /// The same, each matrix transposed (a row-major k x n tile read as the mma's column-major B).
-__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], const bf16* row) {
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned row) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_u32(row)));
+               : "r"(row));
 }
 /// d += a * b on a 16 x 8 x 16 tile: bf16 A (row) and B (col) fragments, fp32 accumulators.
 __device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
@@ -60,6 +65,35 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4],
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+/// The element (row, column) of a 16 x 16 block whose address lane l gives to ldmatrix.x4, in the
+/// order the mma takes the four registers. ColFirst: Q's rows as the A fragment, V with .trans as
+/// b0, b1 of 8 columns, then of the next 8. RowFirst: K's rows (keys) as b0, b1 of 8 keys, then
+/// of the next 8.
+struct ColFirst {
+  __host__ __device__ static constexpr int row(int l) { return l % 16; }
+  __host__ __device__ static constexpr int col(int l) { return l / 16 * 8; }
+};
+struct RowFirst {
+  __host__ __device__ static constexpr int row(int l) { return l / 16 * 8 + l % 8; }
+  __host__ __device__ static constexpr int col(int l) { return l / 8 % 2 * 8; }
+};
+/// A lane's ldmatrix addresses (map Map) in a SwizzledTile of D columns. Rows 8 apart share the
+/// XOR, and it changes only the low three bits of a chunk index: the block at rows R, columns C
+/// (R a multiple of 8, C of 16) is at the lane's row offset, plus 32 (C / 16 % 4) bytes XOR the
+/// lane's own chunk XOR, plus a constant. In the unrolled loops R and C are constants: per read,
+/// an immediate offset on one of four sums the compiler forms once per tile.
+template <int D, class Map>
+struct LdsmLanes {
+  __host__ __device__ static constexpr unsigned row_bytes(int l) { return 2u * unsigned(Map::row(l) * D); }
+  __host__ __device__ static constexpr unsigned xor16(int l) {
+    return 16u * unsigned(Map::col(l) / 8 ^ Map::row(l) % 8);
+  }
+  __host__ __device__ static constexpr unsigned bytes(unsigned row, unsigned x, int R, int C) {
+    return row + (32u * unsigned(C / 16 % 4) ^ x) + 2u * unsigned(R * D + C / 64 * 64);
+  }
+  unsigned base = row_bytes(int(threadIdx.x % 32)), x = xor16(int(threadIdx.x % 32));  // this lane's
+  __device__ __forceinline__ unsigned at(unsigned tile, int R, int C) const { return tile + bytes(base, x, R, C); }
+};
 /// Two floats as a bf16 pair, x in the low half (the lower column or k index).
 __device__ __forceinline__ unsigned pack_bf16(float x, float y) {
   const __nv_bfloat162 v = __floats2bfloat162_rn(x, y);
@@ -84,15 +118,27 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 /// Copies rows 0 to Tile::kRows - 1 of a tensor (row r at src + r * seq_stride) into the swizzled
 /// tile at `dst` in 16-byte chunks through cp.async, zeros for rows at or past `valid`; kThreads
-/// threads share it. The copies are issued, not waited for.
+/// threads share it, chunk id = thread + i kThreads. A thread's chunks lie kStep rows apart, a
+/// multiple of 8: the same column and XOR, so each next one is a constant further in the tile and
+/// kStep rows further in the tensor. A whole tile (every row valid) takes the copies unguarded.
+/// The copies are issued, not waited for.
 template <class Tile, int kThreads>
 __device__ __forceinline__ void load_tile_async(bf16* dst, const bf16* src, long long seq_stride, long long valid) {
-  constexpr int D = Tile::kD, kChunks = Tile::kRows * D / 8;
-  static_assert(kChunks % kThreads == 0, "every thread copies the same number of chunks");
+  constexpr int D = Tile::kD, kStep = kThreads / (D / 8), kCopies = Tile::kRows / kStep;
+  static_assert(kThreads % (D / 8) == 0 && kStep % 8 == 0 && Tile::kRows % kStep == 0, "whole 8-row steps");
+  const int r = chunk_row(int(threadIdx.x), D), c = chunk_col(int(threadIdx.x), D);
+  bf16* d = dst + Tile::offset(r, c);
+  const bf16* s = src + r * seq_stride + c;
+  const long long step = kStep * seq_stride;
+  if (valid >= Tile::kRows) {
 #pragma unroll
-  for (int i = 0; i < kChunks / kThreads; ++i) {
-    const int id = int(threadIdx.x) + i * kThreads, r = id / (D / 8), c = id % (D / 8) * 8;
-    cp_async16(dst + Tile::offset(r, c), src + (r < valid ? r * seq_stride + c : 0), r < valid);
+    for (int i = 0; i < kCopies; ++i) cp_async16(d + i * kStep * D, s + i * step, true);
+  } else {
+#pragma unroll
+    for (int i = 0; i < kCopies; ++i) {
+      const bool ok = r + i * kStep < valid;
+      cp_async16(d + i * kStep * D, ok ? s + i * step : src, ok);
+    }
   }
 }
 //! [cp.async]
@@ -118,9 +164,10 @@ __device__ __forceinline__ float exp2_approx(float x) {
 template <int D, int kKeys, int kMt = 1, bool kQRegs = true>
 struct WarpRows {
   static constexpr int kNb = kKeys / 8, kDb = D / 8;
+  LdsmLanes<D, ColFirst> a_lanes;                          // this lane's ldmatrix offsets for Q and V,
+  LdsmLanes<D, RowFirst> b_lanes;                          // and for K
   unsigned qf[kQRegs ? kMt : 1][kQRegs ? D / 16 : 1][4];  // Q's A fragments (kQRegs)
-  const bf16* qs = nullptr;                                // else: the shared Q tile, and
-  int qrow = 0;                                            // the warp's first row in it
+  unsigned qs = 0;                                         // else: the warp's rows of the shared Q tile
   float s[kMt][kNb][4], o[kMt][kDb][4] = {}, m[kMt][2], l[kMt][2];
   int row[kMt][2];  // the query index of the thread's rows g and g + 8 of each row tile
 
@@ -130,26 +177,36 @@ struct WarpRows {
 #pragma unroll
     for (int mt = 0; mt < kMt; ++mt)
 #pragma unroll
-      for (int hh = 0; hh < 2; ++hh) row[mt][hh] = int(i0 + 16 * mt + g + 8 * hh), m[mt][hh] = -INFINITY, l[mt][hh] = 0.0f;
+      for (int hh = 0; hh < 2; ++hh) {
+        row[mt][hh] = int(i0 + 16 * mt + g + 8 * hh), m[mt][hh] = -INFINITY, l[mt][hh] = 0.0f;
+      }
   }
 
-  /// Q's fragments (or where to read them) from the swizzled tile Qs, rows row0 to row0 + 16 kMt - 1.
-  template <class QTile>
-  __device__ __forceinline__ void load_q(const bf16* Qs, int row0) {
-    qs = Qs, qrow = row0;
+  /// Q's fragments (or where to read them): rows row0 to row0 + 16 kMt - 1 of the swizzled tile Qs.
+  /// With `negate` (a negative scale) the warp takes -Q (exact: a sign bit), so that the softmax
+  /// scales by |scale|, with which the max commutes: in its registers, or in its own rows.
+  __device__ __forceinline__ void load_q(bf16* Qs, int row0, bool negate) {
+    qs = smem_u32(Qs) + 2u * unsigned(row0 * D);
     if constexpr (kQRegs) {
 #pragma unroll
       for (int mt = 0; mt < kMt; ++mt)
 #pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) q_fragment<QTile>(qf[mt][kk], mt, kk);
+        for (int kk = 0; kk < D / 16; ++kk) {
+          q_fragment(qf[mt][kk], mt, kk);
+#pragma unroll
+          for (int e = 0; e < 4; ++e) qf[mt][kk][e] ^= negate ? 0x80008000u : 0u;
+        }
+    } else if (negate) {
+      unsigned* pairs = reinterpret_cast<unsigned*>(Qs + row0 * D);  // 16 kMt whole rows
+      for (int i = int(threadIdx.x % 32); i < 8 * kMt * D; i += 32) pairs[i] ^= 0x80008000u;
+      __syncwarp();
     }
   }
 
   /// s = Q K^T for the tile in Ks: K's rows, as stored, are the mma's column-major B operand. One
   /// `ldmatrix` of K feeds 2 kMt mma.
-  template <class KvTile, class QTile>
   __device__ __forceinline__ void scores(const bf16* Ks) {
-    const int lane = threadIdx.x % 32;
+    const unsigned k = smem_u32(Ks);
 #pragma unroll
     for (int mt = 0; mt < kMt; ++mt)
 #pragma unroll
@@ -163,13 +220,13 @@ struct WarpRows {
 #pragma unroll
           for (int e = 0; e < 4; ++e) a[mt][e] = qf[mt][kk][e];
         } else {
-          q_fragment<QTile>(a[mt], mt, kk);
+          q_fragment(a[mt], mt, kk);
         }
       }
 #pragma unroll
       for (int nb = 0; nb < kNb; nb += 2) {
         unsigned r[4];  // b0, b1 of key blocks nb and nb + 1
-        ldmatrix_x4(r, Ks + KvTile::offset(8 * nb + lane / 16 * 8 + lane % 8, 16 * kk + lane / 8 % 2 * 8));
+        ldmatrix_x4(r, b_lanes.at(k, 8 * nb, 16 * kk));
 #pragma unroll
         for (int mt = 0; mt < kMt; ++mt) {
           mma_16816(s[mt][nb], a[mt], r[0], r[1]);
@@ -179,15 +236,16 @@ struct WarpRows {
     }
   }
 
-  /// The online softmax of the tile, in base 2: scale by scale log2(e), mask (key j of the tile is
-  /// k0 + j; with kMask false none), new max, s replaced by 2^(s - max), o and l rescaled by
-  /// 2^(old max - new max) (o only where a factor is not 1). The mask is one integer compare per
-  /// element: a row sees the keys of the tile below its limit. Each row's max is shared by the
-  /// quad (two shuffles); l stays per thread until store().
+  /// The online softmax of the tile in base 2 (key j of the tile is k0 + j; kMask false: none
+  /// masked): the raw scores' max, the new max M of c S with c = |scale| log2(e) (see load_q),
+  /// s replaced by 2^(c s - M) (an fma and an ex2), o and l rescaled by 2^(old max - M) (o only
+  /// where a factor is not 1). The mask is one integer compare per element: a row sees the keys
+  /// below its limit; a masked score becomes -inf, then 0 (also where c is 0). The quad shares
+  /// each row's max (two shuffles); l stays per thread until store().
   template <bool kMask = true>
   __device__ __forceinline__ void softmax(const Problem& p, long long k0) {
     const int t = threadIdx.x % 4;
-    const float scale = p.scale * 1.44269504088896341f;  // log2(e)
+    const float c = fabsf(p.scale) * 1.44269504088896341f;  // log2(e)
 #pragma unroll
     for (int mt = 0; mt < kMt; ++mt) {
       float scale_old[2];
@@ -205,20 +263,23 @@ struct WarpRows {
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             float& x = s[mt][nb][2 * hh + e];
-            x = !kMask || 8 * nb + 2 * t + e < limit ? scale * x : -INFINITY;
+            if (kMask && 8 * nb + 2 * t + e >= limit) x = -INFINITY;
             mt_max = fmaxf(mt_max, x);
           }
         mt_max = fmaxf(mt_max, __shfl_xor_sync(0xffffffffu, mt_max, 1));
         mt_max = fmaxf(mt_max, __shfl_xor_sync(0xffffffffu, mt_max, 2));
-        const float m_new = fmaxf(m[mt][hh], mt_max), base = m_new == -INFINITY ? 0.0f : m_new;
+        // fmaxf drops the NaN of c = 0 times a max of -inf (no visible key yet): M stays.
+        const float m_new = fmaxf(m[mt][hh], c * mt_max), base = m_new == -INFINITY ? 0.0f : m_new;
         scale_old[hh] = exp2_approx(m[mt][hh] - base);  // 0 while the row has seen no key
         float sum = 0.0f;
 #pragma unroll
         for (int nb = 0; nb < kNb; ++nb)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
-            s[mt][nb][2 * hh + e] = exp2_approx(s[mt][nb][2 * hh + e] - base);
-            sum += s[mt][nb][2 * hh + e];
+            float& x = s[mt][nb][2 * hh + e];
+            const float y = exp2_approx(fmaf(c, x, -base));
+            x = kMask && x == -INFINITY ? 0.0f : y;  // a masked key: 2^(0 (-inf)) would be NaN
+            sum += x;
           }
         l[mt][hh] = l[mt][hh] * scale_old[hh] + sum;
         m[mt][hh] = m_new;
@@ -237,9 +298,8 @@ struct WarpRows {
   /// o += P V for the tile in Vs, P = s straight from the accumulators: two 16 x 8 accumulator
   /// blocks are, element for element, one 16 x 16 A fragment. V (keys x head_dim, row-major) is
   /// read with ldmatrix.trans; one `ldmatrix` of V feeds 2 kMt mma.
-  template <class KvTile>
   __device__ __forceinline__ void add_pv(const bf16* Vs) {
-    const int lane = threadIdx.x % 32;
+    const unsigned v = smem_u32(Vs);
 #pragma unroll
     for (int kb = 0; kb < kKeys / 16; ++kb) {
       unsigned a[kMt][4];
@@ -253,7 +313,7 @@ struct WarpRows {
 #pragma unroll
       for (int db = 0; db < kDb; db += 2) {
         unsigned r[4];  // b0, b1 of head_dim blocks db and db + 1
-        ldmatrix_x4_trans(r, Vs + KvTile::offset(16 * kb + lane % 8 + lane / 8 % 2 * 8, 8 * db + lane / 16 * 8));
+        ldmatrix_x4_trans(r, a_lanes.at(v, 16 * kb, 8 * db));
 #pragma unroll
         for (int mt = 0; mt < kMt; ++mt) {
           mma_16816(o[mt][db], a[mt], r[0], r[1]);
@@ -297,21 +357,20 @@ struct WarpRows {
 
  private:
   /// The A fragment of row tile mt, k block kk, from the shared Q tile.
-  template <class QTile>
   __device__ __forceinline__ void q_fragment(unsigned (&a)[4], int mt, int kk) const {
-    const int lane = threadIdx.x % 32;
-    ldmatrix_x4(a, qs + QTile::offset(qrow + 16 * mt + lane % 16, 16 * kk + lane / 16 * 8));
+    ldmatrix_x4(a, a_lanes.at(qs, 16 * mt, 16 * kk));
   }
 };
 //! [warp tile]
 
 //! [pipelined shape]
 /// The block of the pipelined steps (5 on): WARPS warps of MT tiles of 16 query rows, tiles of
-/// KEYS keys, K and V in two stages, Q's fragments in registers or not (QREGS). Steps 5 to 7 take
-/// step 4's tiles (the defaults); step 8 chooses others per GPU.
-template <int D, int MT = 1, int KEYS = 64, int WARPS = 4, bool QREGS = true>
+/// KEYS keys, K and V in two stages, Q's fragments in registers or not (QREGS), and MINB blocks
+/// per SM asked of the compiler (__launch_bounds__: at most 65536 / (MINB threads) registers a
+/// thread). Steps 5 to 7 take step 4's tiles (the defaults); step 8 chooses others per GPU.
+template <int D, int MT = 1, int KEYS = 64, int WARPS = 4, bool QREGS = true, int MINB = 1>
 struct PipelinedShape {
-  static constexpr int kD = D, kMt = MT, kKeys = KEYS, kWarps = WARPS, kRows = 16 * MT * WARPS;
+  static constexpr int kD = D, kMt = MT, kKeys = KEYS, kWarps = WARPS, kRows = 16 * MT * WARPS, kMinBlocks = MINB;
   static constexpr int kThreads = 32 * kWarps, kStages = 2;
   using QTile = SwizzledTile<kRows, D>;
   using KvTile = SwizzledTile<kKeys, D>;
