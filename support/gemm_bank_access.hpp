@@ -176,6 +176,34 @@ void copies(Visit&& visit) {
   }
 }
 
+/// Step 14 (SplitShape S), one block and one K-tile: the 4-byte fragment reads of every warp and
+/// k-step (A: a[r] of each 16-row mma tile; B: b[r] of each 8-column one), and the 16-byte
+/// cp.async copies of both tiles.
+template <class S, class Visit>
+void split_tf32(Visit&& visit) {
+  for (int w = 0; w < S::kThreads / 32; ++w) {
+    auto t = [&](int l) { return 32 * w + l; };
+    for (int kk = 0; kk < S::kBK; kk += 8) {
+      for (int i = 0; i < S::kMi; ++i)
+        for (int r = 0; r < 4; ++r)
+          visit(request("A fragment read `As[m][k]`", Access::load, 4, [&](int l) {
+            return S::a_offset(S::warp_m(w) + 16 * i + S::frag_a_m(l, r), kk + S::frag_a_k(l, r));
+          }));
+      for (int j = 0; j < S::kNj; ++j)
+        for (int r = 0; r < 2; ++r)
+          visit(request("B fragment read `Bs[k][n]`", Access::load, 4, [&](int l) {
+            return S::b_offset(kk + S::frag_b_k(l, r), S::warp_n(w) + 8 * j + S::frag_b_n(l));
+          }));
+    }
+    for (int i = 0; i < S::kACopies; ++i)
+      visit(request("`cp.async` 16-byte copy of A", Access::copy, 16,
+                    [&](int l) { return S::a_offset(S::a_copy_m(t(l), i), S::a_copy_k(t(l), i)); }));
+    for (int i = 0; i < S::kBCopies; ++i)
+      visit(request("`cp.async` 16-byte copy of B", Access::copy, 16,
+                    [&](int l) { return S::b_offset(S::b_copy_k(t(l), i), S::b_copy_n(t(l), i)); }));
+  }
+}
+
 }  // namespace gemm_access
 
 }  // namespace smem::test

@@ -324,6 +324,8 @@ TEST_SUITE("host") {
 
   TEST_CASE("copy: a step built for an older architecture stops with one readable message") {
     check_arch_message("gemm", "sgemm_12_multistage.cuh", "75", "needs cp.async: compile for sm_80 or newer");
+    check_arch_message("gemm", "sgemm_14_split_tf32.cuh", "75",
+                       "needs TF32 mma.sync and cp.async: compile for sm_80 or newer");
     check_arch_message("histogram", "histogram_06_cluster.cuh", "80",
                        "needs thread block clusters: compile for sm_90 or newer");
     check_arch_message("stencil", "st7_05_cluster.cuh", "80", "needs thread block clusters: compile for sm_90 or newer");

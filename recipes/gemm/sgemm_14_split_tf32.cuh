@@ -1,0 +1,251 @@
+/// \file sgemm_14_split_tf32.cuh
+/// \brief Step 14, split TF32 on the tensor cores: each fp32 operand is split into two TF32
+/// values, x = hi + lo, and three `mma.sync` TF32 products per fragment pair,
+/// a_hi b_hi + a_hi b_lo + a_lo b_hi, accumulated in fp32, give an fp32-level result.
+///
+/// Steps 1 to 13 multiply on the FMA pipe. A tensor core multiplies TF32 values (11 significant
+/// bits of fp32's 24) exactly, at a rate several times the FMA pipe's, and adds in fp32: three of
+/// its products cost less than one FMA. hi and lo hold x to within max(2^-24 |x|, 2^-147), as
+/// closely as one fp32 rounding for |x| >= 2^-123. Of the four products of (a_hi + a_lo)(b_hi +
+/// b_lo), a_lo b_lo is below 2^-22 |a b| and is dropped.
+///
+/// What changes from step 12: the same `cp.async` ring of kStages K-tiles, one barrier per
+/// K-tile, but both tiles keep the layout of memory (As[m][k], Bs[k][n]) and are copied in
+/// 16-byte pieces (4-byte ones where a pointer or leading dimension is not a multiple of 16
+/// bytes), since the mma fragments read A along k and B along n. The fragment reads are 4-byte
+/// loads; rows padded to BK + 4 and BN + 8 floats put the 32 lanes of each in 32 banks. A warp
+/// owns a WM x WN tile of 16 x 8 mma tiles.
+///
+/// The split happens once per element, as a fragment is read from shared memory (split_tf32).
+/// The products go into two accumulators, big = sum a_hi b_hi and small = sum (a_hi b_lo +
+/// a_lo b_hi), and C takes big + small at the end. That is more accurate than one accumulator
+/// with the small products first: each mma rounds its accumulator, and one accumulator would
+/// round a sum of C's size three times per k-step instead of once, where small's roundings are
+/// 2^-11 of C's. It also keeps infinities: an infinite a_hi times a TF32-exact b (b_lo = 0) is
+/// inf * 0 = NaN in small where fp32 gives +-inf, so C takes big alone where big is not finite
+/// (an infinite or NaN operand always makes big infinite or NaN; NaN propagates through hi).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+// Step 12 only where it builds: its own #error would be a second message.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#error "sgemm_14_split_tf32.cuh needs TF32 mma.sync and cp.async: compile for sm_80 or newer (e.g. -arch=sm_80)"
+#else
+#include "sgemm_12_multistage.cuh"
+#endif
+
+namespace smem::gemm {
+
+//! [split]
+/// lo is kept times 2^10 (small then holds 2^10 times its sum): (x - hi) 2^10 is a normal TF32
+/// down to |x| = 2^-123, where x - hi alone would be subnormal below 2^-113, and stays below |x|,
+/// so it cannot overflow.
+inline constexpr float kLoScale = 1024.0f, kLoUnscale = 1.0f / 1024.0f;
+
+/// x = hi + lo 2^-10, two TF32 values as fp32 bit patterns. hi: x rounded to nearest (ties away);
+/// `satfinite` keeps the largest TF32 for a finite x above it instead of rounding to inf (x - hi
+/// then stays finite, and lo holds x to within 2^-22 |x| there). x - hi is exact.
+__device__ __forceinline__ void split_tf32(float x, unsigned& hi, unsigned& lo) {
+  asm("cvt.rna.satfinite.tf32.f32 %0, %1;\n" : "=r"(hi) : "f"(x));
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(lo) : "f"((x - __uint_as_float(hi)) * kLoScale));
+}
+
+/// The element of C before alpha and beta: big + small 2^-10, or big where it is not finite.
+__device__ __forceinline__ float split_sum(float big, float small) {
+  return isfinite(big) ? fmaf(small, kLoUnscale, big) : big;
+}
+
+/// d += a b on a 16 x 8 x 8 tile: TF32 A (row) and B (col) fragments, fp32 accumulators. Not
+/// volatile: a function of its operands alone, which the compiler may schedule among the splits.
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+//! [split]
+
+//! [split shape]
+/// Block tile BM x BN x BK, warp tile WM x WN (of 16 x 8 mma tiles), Stages K-tiles in the ring.
+template <int BM, int BN, int BK, int WM, int WN, int Stages>
+struct SplitShape {
+  static constexpr int kBM = BM, kBN = BN, kBK = BK, kWM = WM, kWN = WN, kStages = Stages;
+  static constexpr int kWarpsN = BN / WN, kThreads = BM / WM * kWarpsN * 32;
+  static constexpr int kMi = WM / 16, kNj = WN / 8;  ///< mma tiles of a warp
+  static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 8 == 0, "warp tiles of 16 x 8 mma tiles");
+  static_assert((BM & (BM - 1)) == 0 && (BN & (BN - 1)) == 0 && (BK & (BK - 1)) == 0 && BK >= 8,
+                "powers of two: a tile's corner plus its size fits an int; k-steps of 8");
+  static_assert(Stages >= 2, "at least two stages");
+  /// Padded rows: As[m][k] at m (BK + 4) + k, Bs[k][n] at k (BN + 8) + n.
+  static constexpr int kALd = BK + 4, kBLd = BN + 8;
+  static constexpr int kAFloats = BM * kALd, kStageFloats = kAFloats + BK * kBLd;
+  static constexpr int kSmemBytes = Stages * kStageFloats * int(sizeof(float));
+  __host__ __device__ static constexpr int a_offset(int m, int k) { return m * kALd + k; }
+  __host__ __device__ static constexpr int b_offset(int k, int n) { return k * kBLd + n; }
+
+  /// Copies: thread t moves 16-byte piece t + i kThreads of a tile, pieces in row order.
+  static constexpr int kACopies = BM * BK / 4 / kThreads, kBCopies = BK * BN / 4 / kThreads;
+  static_assert(kACopies * kThreads * 4 == BM * BK && kBCopies * kThreads * 4 == BK * BN, "whole copies");
+  __host__ __device__ static constexpr int a_copy_m(int t, int i) { return (t + i * kThreads) / (BK / 4); }
+  __host__ __device__ static constexpr int a_copy_k(int t, int i) { return (t + i * kThreads) % (BK / 4) * 4; }
+  __host__ __device__ static constexpr int b_copy_k(int t, int i) { return (t + i * kThreads) / (BN / 4); }
+  __host__ __device__ static constexpr int b_copy_n(int t, int i) { return (t + i * kThreads) % (BN / 4) * 4; }
+
+  /// The warp's corner in the block tile, and the m16n8k8 TF32 fragments (PTX ISA): lane l holds
+  /// A's a[r] at row l / 4 + 8 (r % 2), column l % 4 + 4 (r / 2); B's b[r] at row l % 4 + 4 r,
+  /// column l / 4; C's c[r] at row l / 4 + 8 (r / 2), column 2 (l % 4) + r % 2.
+  __host__ __device__ static constexpr int warp_m(int w) { return w / kWarpsN * WM; }
+  __host__ __device__ static constexpr int warp_n(int w) { return w % kWarpsN * WN; }
+  __host__ __device__ static constexpr int frag_a_m(int l, int r) { return l / 4 + 8 * (r % 2); }
+  __host__ __device__ static constexpr int frag_a_k(int l, int r) { return l % 4 + 4 * (r / 2); }
+  __host__ __device__ static constexpr int frag_b_k(int l, int r) { return l % 4 + 4 * r; }
+  __host__ __device__ static constexpr int frag_b_n(int l) { return l / 4; }
+  __host__ __device__ static constexpr int frag_c_m(int l, int r) { return l / 4 + 8 * (r / 2); }
+  __host__ __device__ static constexpr int frag_c_n(int l, int r) { return 2 * (l % 4) + r % 2; }
+};
+//! [split shape]
+
+//! [split kernel]
+/// kVec: A, B, lda and ldb allow 16-byte copies.
+template <class T, bool kVec>
+__global__ void __launch_bounds__(T::kThreads, 1)
+    split_tf32_kernel(int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
+                      const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc) {
+  constexpr int BM = T::kBM, BN = T::kBN, BK = T::kBK, S = T::kStages;
+  extern __shared__ __align__(16) float smem[];  // S stages of [As | Bs]
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const TileCoord blk = grouped_block(tiles(M, BM), tiles(N, BN), int(blockIdx.x));
+  const int m0 = blk.m * BM, n0 = blk.n * BN, tiles_k = tiles(K, BK);
+  const bool interior = m0 <= M - BM && n0 <= N - BN;  // not m0 + BM <= M: 2^31 at M near INT_MAX
+
+  // One copy of 16 bytes, or of 4 at a time without kVec; what lies past `limit` columns or
+  // past the last row (`row_ok`) is zero-filled (source size 0, source address `base`).
+  auto copy4 = [&](float* dst, const float* src, bool whole, bool row_ok, int col, int limit, const float* base) {
+    if constexpr (kVec) {
+      const int bytes = whole ? 16 : row_ok && col < limit ? (limit - col >= 4 ? 16 : 4 * (limit - col)) : 0;
+      cp_async_16(dst, bytes ? src : base, bytes);
+    } else {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const bool ok = whole || (row_ok && col + j < limit);
+        cp_async_4(dst + j, ok ? src + j : base, ok ? 4 : 0);
+      }
+    }
+  };
+  auto load_tile = [&](int stage, int kt) {
+    float* As = smem + stage * T::kStageFloats;
+    float* Bs = As + T::kAFloats;
+    const int k0 = kt * BK;
+    const bool whole = interior && k0 <= K - BK;
+#pragma unroll
+    for (int i = 0; i < T::kACopies; ++i) {
+      const int m = T::a_copy_m(tid, i), k = T::a_copy_k(tid, i), gm = m0 + m;
+      const float* src = A + std::size_t(gm < M ? gm : 0) * lda + k0 + k;
+      copy4(As + T::a_offset(m, k), src, whole, gm < M, k0 + k, K, A);
+    }
+#pragma unroll
+    for (int i = 0; i < T::kBCopies; ++i) {
+      const int k = T::b_copy_k(tid, i), n = T::b_copy_n(tid, i), gk = k0 + k;
+      const float* src = B + std::size_t(gk < K ? gk : 0) * ldb + n0 + n;
+      copy4(Bs + T::b_offset(k, n), src, whole, gk < K, n0 + n, N, B);
+    }
+  };
+
+  // Prologue: K-tiles 0 .. S - 2 in flight, one commit group each (empty past the end).
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s) {
+    if (s < tiles_k) load_tile(s, s);
+    cp_async_commit();
+  }
+
+  float big[T::kMi][T::kNj][4] = {}, small[T::kMi][T::kNj][4] = {};
+  const int wm = T::warp_m(warp), wn = T::warp_n(warp);
+  int read = 0, write = S - 1;
+  for (int kt = 0; kt < tiles_k; ++kt) {
+    // K-tile kt has landed for every thread, and every thread is done with the stage of kt - 1,
+    // which the copies of K-tile kt + S - 1 now refill.
+    cp_async_wait<S - 2>();
+    __syncthreads();
+    if (kt + S - 1 < tiles_k) load_tile(write, kt + S - 1);
+    cp_async_commit();
+    write = write + 1 == S ? 0 : write + 1;
+    const float* As = smem + read * T::kStageFloats;
+    const float* Bs = As + T::kAFloats;
+    read = read + 1 == S ? 0 : read + 1;
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += 8) {
+      unsigned a_hi[T::kMi][4], a_lo[T::kMi][4], b_hi[T::kNj][2], b_lo[T::kNj][2];
+#pragma unroll
+      for (int i = 0; i < T::kMi; ++i)
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+          split_tf32(As[T::a_offset(wm + 16 * i + T::frag_a_m(lane, r), kk + T::frag_a_k(lane, r))], a_hi[i][r],
+                     a_lo[i][r]);
+#pragma unroll
+      for (int j = 0; j < T::kNj; ++j)
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+          split_tf32(Bs[T::b_offset(kk + T::frag_b_k(lane, r), wn + 8 * j + T::frag_b_n(lane))], b_hi[j][r],
+                     b_lo[j][r]);
+#pragma unroll
+      for (int i = 0; i < T::kMi; ++i)
+#pragma unroll
+        for (int j = 0; j < T::kNj; ++j) {
+          mma_tf32(small[i][j], a_hi[i], b_lo[j][0], b_lo[j][1]);
+          mma_tf32(small[i][j], a_lo[i], b_hi[j][0], b_hi[j][1]);
+          mma_tf32(big[i][j], a_hi[i], b_hi[j][0], b_hi[j][1]);
+        }
+    }
+  }
+  cp_async_wait<0>();  // nothing real is pending; leave no copy behind the block's exit
+
+#pragma unroll
+  for (int i = 0; i < T::kMi; ++i)
+#pragma unroll
+    for (int j = 0; j < T::kNj; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int m = m0 + wm + 16 * i + T::frag_c_m(lane, r), n = n0 + wn + 8 * j + T::frag_c_n(lane, r);
+        if (m < M && n < N)
+          update_c(C + std::size_t(m) * ldc + n, split_sum(big[i][j][r], small[i][j][r]), alpha, beta);
+      }
+}
+//! [split kernel]
+
+/// The plan of split_tf32_kernel with SplitShape T: a block per BM x BN tile of C, 16-byte copies
+/// where A, B and their leading dimensions allow them, T::kSmemBytes of dynamic shared memory.
+template <class T>
+Plan<GemmKernel> split_tf32_plan_with(int M, int N, const float* A, int lda, const float* B, int ldb) {
+  const bool vec = aligned16(A) && aligned16(B) && lda % 4 == 0 && ldb % 4 == 0;
+  return grid_plan<GemmKernel>(vec ? split_tf32_kernel<T, true> : split_tf32_kernel<T, false>,
+                               tile_blocks(M, N, T::kBM, T::kBN), dim3(T::kThreads), unsigned(T::kSmemBytes));
+}
+
+/// C = alpha * A * B + beta * C with any SplitShape T; any sizes, leading dimensions and alignment.
+template <class T>
+cudaError_t split_tf32_with(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                            float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
+  if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)
+    return finish_without_launch(a, M, N, beta, C, ldc, stream);
+  return launch(split_tf32_plan_with<T>(M, N, A, lda, B, ldb), stream, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/// The shape of step 14: 128 x 128 x 32 block tile, 8 warps of 64 x 32 (4 x 4 mma tiles, two
+/// accumulators of 64 floats per thread), 3 stages: 3 x (128 x 36 + 32 x 136) x 4 B = 105 KB.
+using SplitTf32Default = SplitShape<128, 128, 32, 64, 32, 3>;
+
+inline Plan<GemmKernel> split_tf32_plan(int M, int N, int, const float* A, int lda, const float* B, int ldb,
+                                        const float*, int) {
+  return split_tf32_plan_with<SplitTf32Default>(M, N, A, lda, B, ldb);
+}
+
+/// C = alpha * A * B + beta * C, row-major, split TF32 on mma.sync (SplitTf32Default).
+inline cudaError_t split_tf32(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                              float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
+  return split_tf32_with<SplitTf32Default>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+}
+
+}  // namespace smem::gemm
