@@ -258,10 +258,10 @@ float float_of(std::uint32_t u) {
   return x;
 }
 
-// Each x[i] split by the recipe's own split_tf32 (hi[i], lo[i] as bit patterns).
+// Each x[i] split by the recipe's own tf32_split (hi[i], lo[i] as bit patterns).
 __global__ void split_kernel(const float* x, unsigned* hi, unsigned* lo, int n) {
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i < n) gm::split_tf32(x[i], hi[i], lo[i]);
+  if (i < n) gm::tf32_split(x[i], hi[i], lo[i]);
 }
 
 // x rounded to TF32 as cvt.rna does (to nearest, ties away; finite x below 0x7f7ff000): one TF32
@@ -717,6 +717,7 @@ TEST_SUITE("gpu") {
       int m = M, n = N;
       if (!big_a) {
         m = N, n = M;
+        B.resize(X.size());
         for (int i = 0; i < M; ++i)
           for (int k = 0; k < K; ++k) B[std::size_t(k) * M + i] = X[std::size_t(i) * K + k];
         A.resize(Y.size());

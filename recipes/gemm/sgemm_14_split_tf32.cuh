@@ -5,9 +5,9 @@
 ///
 /// Steps 1 to 13 multiply on the FMA pipe. A tensor core multiplies TF32 values (11 significant
 /// bits of fp32's 24) exactly, at a rate several times the FMA pipe's, and adds in fp32: three of
-/// its products cost less than one FMA. hi and lo hold x to within max(2^-24 |x|, 2^-147), as
-/// closely as one fp32 rounding for |x| >= 2^-123. Of the four products of (a_hi + a_lo)(b_hi +
-/// b_lo), a_lo b_lo is below 2^-22 |a b| and is dropped.
+/// its products per term can still beat one FMA. hi and lo hold x to within max(2^-23 |x|,
+/// 2^-147), one bit short of an fp32 rounding for |x| >= 2^-124. Of the four products of
+/// (a_hi + a_lo)(b_hi + b_lo), a_lo b_lo is below 2^-22 |a b| and is dropped.
 ///
 /// What changes from step 12: the same `cp.async` ring of kStages K-tiles, one barrier per
 /// K-tile, but both tiles keep the layout of memory (As[m][k], Bs[k][n]) and are copied in
@@ -16,7 +16,7 @@
 /// loads; rows padded to BK + 4 and BN + 8 floats put the 32 lanes of each in 32 banks. A warp
 /// owns a WM x WN tile of 16 x 8 mma tiles.
 ///
-/// The split happens once per element, as a fragment is read from shared memory (split_tf32).
+/// The split happens once per element, as a fragment is read from shared memory (tf32_split).
 /// The products go into two accumulators, big = sum a_hi b_hi and small = sum (a_hi b_lo +
 /// a_lo b_hi), and C takes big + small at the end. That is more accurate than one accumulator
 /// with the small products first: each mma rounds its accumulator, and one accumulator would
@@ -39,15 +39,15 @@
 namespace smem::gemm {
 
 //! [split]
-/// lo is kept times 2^10 (small then holds 2^10 times its sum): (x - hi) 2^10 is a normal TF32
-/// down to |x| = 2^-123, where x - hi alone would be subnormal below 2^-113, and stays below |x|,
-/// so it cannot overflow.
+/// lo is kept times 2^10 (small then holds 2^10 times its sum): (x - hi) 2^10 keeps its bits in
+/// TF32 down to |x| = 2^-124, where x - hi alone would lose them (a subnormal TF32) below 2^-114;
+/// and it is at most |x|, so it cannot overflow.
 inline constexpr float kLoScale = 1024.0f, kLoUnscale = 1.0f / 1024.0f;
 
 /// x = hi + lo 2^-10, two TF32 values as fp32 bit patterns. hi: x rounded to nearest (ties away);
 /// `satfinite` keeps the largest TF32 for a finite x above it instead of rounding to inf (x - hi
 /// then stays finite, and lo holds x to within 2^-22 |x| there). x - hi is exact.
-__device__ __forceinline__ void split_tf32(float x, unsigned& hi, unsigned& lo) {
+__device__ __forceinline__ void tf32_split(float x, unsigned& hi, unsigned& lo) {
   asm("cvt.rna.satfinite.tf32.f32 %0, %1;\n" : "=r"(hi) : "f"(x));
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(lo) : "f"((x - __uint_as_float(hi)) * kLoScale));
 }
@@ -182,13 +182,13 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       for (int i = 0; i < T::kMi; ++i)
 #pragma unroll
         for (int r = 0; r < 4; ++r)
-          split_tf32(As[T::a_offset(wm + 16 * i + T::frag_a_m(lane, r), kk + T::frag_a_k(lane, r))], a_hi[i][r],
+          tf32_split(As[T::a_offset(wm + 16 * i + T::frag_a_m(lane, r), kk + T::frag_a_k(lane, r))], a_hi[i][r],
                      a_lo[i][r]);
 #pragma unroll
       for (int j = 0; j < T::kNj; ++j)
 #pragma unroll
         for (int r = 0; r < 2; ++r)
-          split_tf32(Bs[T::b_offset(kk + T::frag_b_k(lane, r), wn + 8 * j + T::frag_b_n(lane))], b_hi[j][r],
+          tf32_split(Bs[T::b_offset(kk + T::frag_b_k(lane, r), wn + 8 * j + T::frag_b_n(lane))], b_hi[j][r],
                      b_lo[j][r]);
 #pragma unroll
       for (int i = 0; i < T::kMi; ++i)
