@@ -28,7 +28,7 @@
 #include "device_buffer.hpp"
 #include "gemm_tune_candidates.cuh"
 #include "random.hpp"
-#include "../tests/gemm_reference.cuh"
+#include "gemm_reference.cuh"
 
 namespace gm = smem::gemm;
 using smem::test::DeviceBuffer;
