@@ -190,38 +190,49 @@ TEST_SUITE("host") {
     check_warptiling<gm::WarpTiling<128, 64, 8, 64, 32, 8, 8>>(true);
   }
 
-  // Step 14: the padded rows (BK + 4, BN + 8 floats) put each 4-byte fragment read's 32 lanes in
-  // 32 banks; the 16-byte copies take 4 wavefronts, the fewest for 512 bytes, but with BK = 16 a
-  // phase of A copies covers two rows 20 words apart, 2-way (`a_copy_ways`): no row length serves
-  // both there. Without the pads (rows of BK and BN floats, multiples of 32 banks) the A reads
-  // would be 8-way, the B reads 4-way.
+  // Step 14: every request at the fewest wavefronts its bytes need: 1 for the 4-byte stores of
+  // B's transposed split, 4 for the 16-byte accesses and each ldmatrix.x4 (rows BK + 4 words
+  // apart put 8 consecutive rows in 8 bank quads; B's ring rows BN + 4 apart, 8 consecutive k
+  // likewise). With BK = 16 a phase of A copies covers two rows 20 words apart, 2-way
+  // (`a_copy_ways`): no row length serves both there. Every element is copied once and split once.
   template <class S>
   void check_split(int a_copy_ways = 1) {
     INFO("BM BN BK WM WN = " << S::kBM << " " << S::kBN << " " << S::kBK << " " << S::kWM << " " << S::kWN);
+    CHECK(S::kSmemBytes <= 227 * 1024);
     ga::split_tf32<S>([a_copy_ways](const Request& r) {
+      INFO(r.what);
       const bool a_copy = r.kind == smem::test::Access::copy && std::string(r.what).find("of A") != std::string::npos;
-      CHECK(r.cost().wavefronts == (r.kind == smem::test::Access::copy ? 4 : 1) * (a_copy ? a_copy_ways : 1));
+      CHECK(r.cost().wavefronts == (r.width == 4 ? 1 : 4) * (a_copy ? a_copy_ways : 1));
     });
-    std::vector<int> a_hits(S::kBM * S::kBK), b_hits(S::kBK * S::kBN);
+    std::vector<int> a_copied(S::kBM * S::kBK), b_copied(S::kBK * S::kBN), a_split(a_copied.size()),
+        b_split(b_copied.size());
     for (int t = 0; t < S::kThreads; ++t) {
       for (int i = 0; i < S::kACopies; ++i)
-        for (int c = 0; c < 4; ++c) ++a_hits[S::a_copy_m(t, i) * S::kBK + S::a_copy_k(t, i) + c];
+        for (int c = 0; c < 4; ++c) {
+          ++a_copied[S::a_copy_m(t, i) * S::kBK + S::a_copy_k(t, i) + c];
+          ++a_split[S::a_split_m(t, i) * S::kBK + S::a_split_k(t, i) + c];
+        }
       for (int i = 0; i < S::kBCopies; ++i)
-        for (int c = 0; c < 4; ++c) ++b_hits[S::b_copy_k(t, i) * S::kBN + S::b_copy_n(t, i) + c];
+        for (int c = 0; c < 4; ++c) {
+          ++b_copied[S::b_copy_k(t, i) * S::kBN + S::b_copy_n(t, i) + c];
+          ++b_split[S::b_split_k(t, i) * S::kBN + S::b_split_n(t, i) + c];
+        }
     }
-    CHECK(std::count(a_hits.begin(), a_hits.end(), 1) == S::kBM * S::kBK);  // every element copied once
-    CHECK(std::count(b_hits.begin(), b_hits.end(), 1) == S::kBK * S::kBN);
+    for (const auto* hits : {&a_copied, &b_copied, &a_split, &b_split})
+      CHECK(std::count(hits->begin(), hits->end(), 1) == int(hits->size()));
   }
 
-  TEST_CASE("step 14: fragment reads conflict-free, copies at 4 wavefronts, every element copied once") {
-    check_split<gm::SplitTf32Default>();
+  TEST_CASE("step 14: copies, split pass and ldmatrix reads at their fewest wavefronts, every element once") {
+    check_split<gm::SplitTf32Default>(2);
+    check_split<gm::SplitShape<128, 128, 32, 64, 32, 3>>();
     check_split<gm::SplitShape<128, 64, 32, 32, 32, 3>>();
     check_split<gm::SplitShape<64, 128, 16, 32, 64, 4>>(2);
-    check_split<gm::SplitShape<256, 128, 32, 64, 64, 3>>();
-    // The pad at work: A rows of 32 floats put the 8 rows g of a read in the same 4 banks.
-    const auto unpadded_a = smem::test::request("A read, rows of BK floats", smem::test::Access::load, 4, 4,
-                                                [](int l) { return (l / 4) * 32 + l % 4; });
-    CHECK(unpadded_a.cost().wavefronts == 8);
+    check_split<gm::SplitShape<256, 128, 16, 64, 64, 3>>(2);
+    // The pad at work: split-tile rows of BK = 32 words would put the 8 rows of an ldmatrix
+    // matrix on the same bank quad.
+    const auto unpadded = smem::test::request("ldmatrix rows of BK words", smem::test::Access::ldmatrix, 16, 4,
+                                              [](int l) { return (l % 8) * 32 + 4 * (l / 8 % 2); });
+    CHECK(unpadded.cost().wavefronts == 32);
   }
 
   TEST_CASE("bank model agrees with Nsight Compute's measured wavefronts (results/*/banks.json)") {
