@@ -106,7 +106,7 @@ const std::map<std::string, Excess>& known_excess() {
                                         "the row helpers of steps 9 to 13"}},
       {"sgemm_13_autotuned.cuh", {931, "it dispatches to step 12's kernel, which carries its split-K tail, and "
                                        "takes the kit's cp.async copies (30 lines) with it"}},
-      {"sgemm_14_split_tf32.cuh", {734, "its own split pass, ldmatrix fragment reads and three sums (356 lines) over "
+      {"sgemm_14_split_tf32.cuh", {739, "its own split pass, ldmatrix fragment reads and three sums (361 lines) over "
                                         "the family's contract and the kit's cp.async copies"}},
       {"attention_04_mma.cuh", {758, "the kit and the family's contract take 646 lines; of the kit, the cp.async copies "
                                       "and the pipelined block shape (about 70 lines) serve steps 5 to 8 only"}},

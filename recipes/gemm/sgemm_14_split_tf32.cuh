@@ -126,11 +126,16 @@ struct SplitShape {
   __host__ __device__ static constexpr int split_a(int m, int k) { return m * kSLd + k; }
   __host__ __device__ static constexpr int split_b(int n, int k) { return n * kSLd + k; }
 
-  /// Copies: thread t moves 16-byte piece t + i kThreads of a tile, pieces in row order.
+  /// Copies: thread t moves 16-byte piece q = t + i kThreads of a tile. B's pieces in row order; A's
+  /// in groups of 8 rows, 8 lanes down a column of pieces (rows BK + 4 words apart: 8 bank quads)
+  /// and the 32 lanes of a warp over 8 whole 64-byte or half 128-byte row segments.
   static constexpr int kACopies = BM * BK / 4 / kThreads, kBCopies = BK * BN / 4 / kThreads;
   static_assert(kACopies * kThreads * 4 == BM * BK && kBCopies * kThreads * 4 == BK * BN, "whole copies");
-  __host__ __device__ static constexpr int a_copy_m(int t, int i) { return (t + i * kThreads) / (BK / 4); }
-  __host__ __device__ static constexpr int a_copy_k(int t, int i) { return (t + i * kThreads) % (BK / 4) * 4; }
+  static_assert(BM % 8 == 0, "A copied in groups of 8 rows");
+  __host__ __device__ static constexpr int a_copy_m(int t, int i) {
+    return (t + i * kThreads) % 8 + (t + i * kThreads) / (2 * BK) * 8;
+  }
+  __host__ __device__ static constexpr int a_copy_k(int t, int i) { return (t + i * kThreads) / 8 % (BK / 4) * 4; }
   __host__ __device__ static constexpr int b_copy_k(int t, int i) { return (t + i * kThreads) / (BN / 4); }
   __host__ __device__ static constexpr int b_copy_n(int t, int i) { return (t + i * kThreads) % (BN / 4) * 4; }
   /// The split pass: thread t takes 16-byte piece q = t + i kThreads of each tile, A's pieces in
