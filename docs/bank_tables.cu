@@ -117,6 +117,7 @@ void gemm_rows() {
     ga::fragment_reads<gm::MultistageDefault>(v);
     ga::copies<gm::MultistageDefault>(v);
   });
+  kernel_rows("14 `split_tf32`", f, [](auto&& v) { ga::split_tf32<gm::SplitTf32Default>(v); });
 }
 
 // Reduction tree round `stride`, warp 0 (busy in every round): the worst of its requests (the

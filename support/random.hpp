@@ -1,5 +1,6 @@
 // Tests and benchmarks only: recipes never include support/.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <random>
@@ -36,6 +37,20 @@ std::vector<T> random_vector(std::size_t n, std::mt19937_64& g, T lo = T(-1), T 
     std::uniform_int_distribution<T> d(lo, hi);
     for (auto& x : v) x = d(g);
   }
+  return v;
+}
+
+/// The inputs of the GEMM accuracy measures: uniform(-1, 1), normal(0, 1), and +-m 2^e with m
+/// uniform in [1, 2) and e in [-20, 19] (magnitudes from 2^-20 to 2^20).
+enum class Spread { uniform, normal, exp20 };
+inline std::vector<float> spread_vector(std::size_t n, Spread d, std::mt19937_64& g) {
+  if (d == Spread::uniform) return random_vector<float>(n, g);
+  std::vector<float> v(n);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_real_distribution<float> mantissa(1.0f, 2.0f);
+  std::uniform_int_distribution<int> exponent(-20, 19), sign(0, 1);
+  for (auto& x : v)
+    x = d == Spread::normal ? normal(g) : (sign(g) ? -1.0f : 1.0f) * std::ldexp(mantissa(g), exponent(g));
   return v;
 }
 

@@ -3,10 +3,12 @@
 // against a float64 reference and cuBLAS; misaligned operands on a non-default stream; the BLAS
 // rules for K == 0, alpha == 0 and beta == 0; M or N = 2^21 (more tiles than a grid's y dimension
 // holds); every variant's launch plan; step 12's kernel with every shape of step 13 and with a
-// split tail. With SMEM_SMALL (./cookbook sanitize) the gpu suite runs a sanitizer-sized list
-// (kSmallShapes) that still takes every path of every step. The host suite: the size helpers at
-// INT_MAX and the grid limit of every step. The "large" suite: M = INT_MAX, N = INT_MAX, leading
-// dimensions of INT_MAX, a long K, step 3's K limit, on integer data checked exactly on the GPU.
+// split tail; step 14's split (its bounds, infinities, NaN, values near FLT_MAX, subnormals, the
+// accuracy measure against one TF32 product's). With SMEM_SMALL (./cookbook sanitize) the gpu
+// suite runs a sanitizer-sized list (kSmallShapes) that still takes every path of every step.
+// The host suite: the size helpers at INT_MAX and the grid limit of every step. The "large"
+// suite: M = INT_MAX, N = INT_MAX, leading dimensions of INT_MAX, a long K, step 3's K limit, on
+// integer data checked exactly on the GPU.
 // (Banks: gemm_bank_test.cu; bad arguments: bad_input_test.cu; graph capture: graph_test.cu.)
 #include <cublas_v2.h>
 #include <doctest/doctest.h>
@@ -35,6 +37,7 @@ namespace gm = smem::gemm;
 using smem::test::DeviceBuffer;
 
 using smem::test::cublas_handle;
+using smem::test::Spread;
 
 namespace {
 
@@ -238,6 +241,57 @@ __global__ void dots_kernel(IntMatrix a, IntMatrix b, int N, int K, unsigned lon
   long long s = 0;
   for (int k = int(threadIdx.x); k < K; k += int(blockDim.x)) s += (long long)a.at(i, k) * b.at(k, j);
   atomicAdd(dots + blockIdx.x, (unsigned long long)s);  // two's complement: a signed sum
+}
+
+
+// ---- Step 14, split TF32. ----
+
+// The bits of a float and back.
+std::uint32_t bits_of(float x) {
+  std::uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+}
+float float_of(std::uint32_t u) {
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+// Each x[i] split by the recipe's own tf32_split (hi[i], lo[i] as bit patterns).
+__global__ void split_kernel(const float* x, unsigned* hi, unsigned* lo, int n) {
+  const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < n) gm::tf32_split(x[i], hi[i], lo[i]);
+}
+
+// x rounded to TF32 as cvt.rna does (to nearest, ties away; finite x below 0x7f7ff000): one TF32
+// product's operand.
+double tf32_of(float x) { return float_of((bits_of(x) + 0x1000u) & 0xffffe000u); }
+
+// One TF32 product per term, summed exactly (float64): the most accurate a TF32 GEMM can be,
+// alpha = 1, beta = 0. C dense (ld N).
+std::vector<float> tf32_gemm_cpu(int M, int N, int K, const std::vector<float>& A, int lda, const std::vector<float>& B,
+                                 int ldb) {
+  std::vector<float> C(std::size_t(M) * N);
+  std::vector<double> acc(N);
+  for (int i = 0; i < M; ++i) {
+    std::fill(acc.begin(), acc.end(), 0.0);
+    for (int k = 0; k < K; ++k) {
+      const double a = tf32_of(A[std::size_t(i) * lda + k]);
+      for (int j = 0; j < N; ++j) acc[j] += a * tf32_of(B[std::size_t(k) * ldb + j]);
+    }
+    for (int j = 0; j < N; ++j) C[std::size_t(i) * N + j] = float(acc[j]);
+  }
+  return C;
+}
+
+// Runs split_tf32 on host matrices (C0 uploaded first); returns C.
+std::vector<float> run_split(int M, int N, int K, float alpha, const std::vector<float>& A, int lda,
+                             const std::vector<float>& B, int ldb, float beta, const std::vector<float>& C0, int ldc) {
+  DeviceBuffer<float> dA(A), dB(B), dC(C0);
+  REQUIRE(gm::split_tf32(M, N, K, alpha, dA.get(), lda, dB.get(), ldb, beta, dC.get(), ldc) == cudaSuccess);
+  SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  return dC.download();
 }
 
 }  // namespace
@@ -570,9 +624,251 @@ TEST_SUITE("gpu") {
       CHECK(padding_untouched(got, p.C0, p.M, p.N, p.ldc));
     }
   }
+
+  TEST_CASE("split_tf32's split: hi and lo are TF32, hi + lo 2^-10 holds x, nothing finite becomes inf") {
+    // Random finite bit patterns (every exponent, subnormals included) and the edges: around
+    // FLT_MAX (0x7f7ff000 is the first float that rounds to inf in TF32), the normal and the
+    // subnormal limits, ties.
+    auto g = smem::test::rng(140);
+    std::vector<float> x = {0.0f, -0.0f, 1.0f, -1.0f, 1.0f + 0x1p-11f, 1.0f + 0x1p-12f + 0x1p-23f, FLT_MAX, -FLT_MAX,
+                            float_of(0x7f7ff000u), float_of(0xff7ff000u), float_of(0x7f7fefffu), float_of(0x7f7fe000u),
+                            FLT_MIN, -FLT_MIN, 0x1p-124f, 0x1p-125f * 1.75f, float_of(1u), float_of(0x80000001u),
+                            float_of(0x1000u), float_of(0x1fffu), float_of(0x007fffffu), float_of(0x00400001u)};
+    std::uniform_int_distribution<std::uint32_t> any;
+    while (x.size() < (1u << 16)) {
+      const std::uint32_t u = any(g);
+      if ((u & 0x7f800000u) != 0x7f800000u) x.push_back(float_of(u));
+    }
+    const int n = int(x.size());
+    DeviceBuffer<float> dx(x);
+    DeviceBuffer<unsigned> hi(x.size()), lo(x.size());
+    split_kernel<<<(n + 255) / 256, 256>>>(dx.get(), hi.get(), lo.get(), n);
+    SMEM_CUDA_CHECK(cudaGetLastError());
+    const auto h = hi.download(), l = lo.download();
+    int wrong = 0;
+    for (int i = 0; i < n; ++i) {
+      const double v = x[i], sum = double(float_of(h[i])) + double(float_of(l[i])) / gm::kLoScale;
+      // Within 2^-23 |x| (one bit short of fp32) and 2^-147 absolute; 2^-22 |x| from 0x7f7ff000 on.
+      const double mag = std::fabs(v);
+      const double bound = mag >= double(float_of(0x7f7ff000u)) ? std::ldexp(mag, -22)
+                                                               : std::fmax(std::ldexp(mag, -23), 0x1p-147);
+      const bool ok = (h[i] & 0x1fffu) == 0 && (l[i] & 0x1fffu) == 0 && std::isfinite(float_of(h[i])) &&
+                      std::isfinite(float_of(l[i])) && std::fabs(sum - v) <= bound;
+      if (!ok && wrong++ < 8)
+        MESSAGE("x = " << x[i] << " (bits " << bits_of(x[i]) << "): hi " << float_of(h[i]) << ", lo "
+                       << float_of(l[i]));
+    }
+    CHECK(wrong == 0);
+  }
+
+  TEST_CASE("split_tf32: infinities and NaN give what fp32 gives, inf * TF32-exact b included") {
+    // Row kx of B holds TF32-exact values (b_lo = 0: an infinite a_hi times b_lo is inf * 0 in the
+    // small products), one of them 0 (inf * 0 = NaN in fp32 too). Expected: the float64
+    // reference, whose infinities and NaN follow the same rules.
+    const int M = 40, N = 36, K = 29, kx = 13;
+    auto g = smem::test::rng(141);
+    auto A = smem::test::random_vector<float>(std::size_t(M) * K, g);
+    auto B = smem::test::random_vector<float>(std::size_t(K) * N, g);
+    const auto C0 = smem::test::random_vector<float>(std::size_t(M) * N, g);
+    for (int j = 0; j < N; ++j) B[std::size_t(kx) * N + j] = float(j % 9 - 4) * 0.5f;  // j = 4, 13, ...: 0
+    const float inf = INFINITY, nan = NAN;
+    A[1 * K + kx] = inf;                       // row 1: +-inf, NaN where b = 0
+    A[2 * K + 3] = -inf;                       // row 2: +-inf (b not TF32-exact)
+    A[3 * K + 5] = inf, A[3 * K + 6] = -inf;   // row 3: inf - inf or one sign, as the b's signs say
+    A[4 * K + 7] = nan;                        // row 4: NaN
+    A[5 * K + kx] = -inf, A[5 * K + 8] = -inf;  // row 5: -inf b_kx - inf b_8
+    B[9 * N + 10] = inf;                       // column 10: +-inf (with rows 1 and 2: inf * inf)
+    B[11 * N + 12] = nan;                      // column 12: NaN
+    for (float beta : {0.0f, 0.5f}) {
+      CAPTURE(beta);
+      std::vector<double> R, S;
+      smem::test::gemm_reference_cpu(M, N, K, 1.0f, A, K, B, N, beta, C0, N, R, S);
+      const auto got = run_split(M, N, K, 1.0f, A, K, B, N, beta, C0, N);
+      int wrong = 0, specials = 0;
+      for (std::size_t x = 0; x < R.size(); ++x) {
+        const bool ok = std::isnan(R[x])   ? std::isnan(got[x])
+                        : std::isinf(R[x]) ? double(got[x]) == R[x]
+                                           : std::fabs(got[x] - R[x]) <= 8 * (K + 2) * FLT_EPSILON * S[x];
+        specials += !std::isfinite(R[x]);
+        if (!ok && wrong++ < 8)
+          MESSAGE("element " << x / N << ", " << x % N << ": " << got[x] << ", expected " << R[x]);
+      }
+      CHECK(wrong == 0);
+      CHECK(specials >= 2 * N + M);  // the rows and columns above do hold infinities and NaN
+    }
+  }
+
+  TEST_CASE("split_tf32: values near FLT_MAX stay finite and accurate") {
+    // |a| up to FLT_MAX (0x7f7ff000 and up would round to inf as TF32) times |b| <= 1/4 over
+    // K = 3: every product, partial sum and result is finite in fp32; then the roles swapped.
+    const int M = 19, N = 23, K = 3;
+    auto g = smem::test::rng(142);
+    std::uniform_real_distribution<float> big(0.5f, 1.0f);
+    std::vector<float> X(std::size_t(M) * K);
+    std::vector<float> Y = smem::test::random_vector<float>(std::size_t(K) * N, g, -0.25f, 0.25f);
+    for (auto& x : X) x = (g() & 1 ? -1.0f : 1.0f) * big(g) * FLT_MAX;
+    const float edges[] = {FLT_MAX, -FLT_MAX, float_of(0x7f7ff000u), float_of(0x7f7fefffu), float_of(0xff7ff001u)};
+    for (std::size_t i = 0; i < std::size(edges); ++i) X[i * 7] = edges[i];
+    Y[0] = 0.25f, Y[1] = -0.125f;  // TF32-exact: b_lo = 0
+    for (bool big_a : {true, false}) {
+      CAPTURE(big_a);
+      // big_a: A = X (M x K), B = Y (K x N); else A = Y^T (N x K), B = X^T (K x M): C is N x M.
+      std::vector<float> A = X, B = Y;
+      int m = M, n = N;
+      if (!big_a) {
+        m = N, n = M;
+        B.resize(X.size());
+        for (int i = 0; i < M; ++i)
+          for (int k = 0; k < K; ++k) B[std::size_t(k) * M + i] = X[std::size_t(i) * K + k];
+        A.resize(Y.size());
+        for (int k = 0; k < K; ++k)
+          for (int j = 0; j < N; ++j) A[std::size_t(j) * K + k] = Y[std::size_t(k) * N + j];
+      }
+      std::vector<float> C0(std::size_t(m) * n, NAN);  // beta = 0: must not leak
+      std::vector<double> R, S;
+      smem::test::gemm_reference_cpu(m, n, K, 1.0f, A, K, B, n, 0.0f, C0, n, R, S);
+      const auto got = run_split(m, n, K, 1.0f, A, K, B, n, 0.0f, C0, n);
+      int wrong = 0;
+      for (std::size_t x = 0; x < R.size(); ++x)
+        if (!(std::isfinite(got[x]) && std::fabs(got[x] - R[x]) <= 16 * FLT_EPSILON * S[x]) && wrong++ < 8)
+          MESSAGE("element " << x << ": " << got[x] << ", expected " << R[x]);
+      CHECK(wrong == 0);
+    }
+  }
+
+  TEST_CASE("split_tf32: subnormal inputs are read to within 2^-147, not flushed") {
+    // Rows of A all subnormal, all just above the normal limit, or uniform(-1, 1); columns of B
+    // uniform(-1, 1), large (2^20 to 2^40: subnormal a times b is a normal product) or subnormal.
+    // Bound per element: fp32-level on S, plus 2^-146 for each operand read (the split keeps a
+    // subnormal to within 2^-147) and 2^-148 for each product added in the subnormal range. A
+    // flush to zero of the subnormal rows or columns exceeds it by far (checked below).
+    const int M = 48, N = 45, K = 33;
+    auto g = smem::test::rng(143);
+    std::uniform_int_distribution<std::uint32_t> mant(1, 0x7fffffu);
+    std::uniform_real_distribution<float> unit(1.0f, 2.0f);
+    std::uniform_real_distribution<float> pm1(-1.0f, 1.0f);
+    std::uniform_int_distribution<int> e_big(20, 40);
+    auto sign = [&] { return g() & 1 ? 0x80000000u : 0u; };
+    auto pm = [&] { return g() & 1 ? -1.0f : 1.0f; };
+    std::vector<float> A(std::size_t(M) * K), B(std::size_t(K) * N);
+    for (int i = 0; i < M; ++i)
+      for (int k = 0; k < K; ++k)
+        A[std::size_t(i) * K + k] = i % 3 == 0   ? float_of(sign() | mant(g))
+                                    : i % 3 == 1 ? pm() * std::ldexp(unit(g), -126 + int(g() % 4))
+                                                 : pm1(g);
+    for (int k = 0; k < K; ++k)
+      for (int j = 0; j < N; ++j)
+        B[std::size_t(k) * N + j] = j % 3 == 0   ? pm1(g)
+                                    : j % 3 == 1 ? pm() * std::ldexp(unit(g), e_big(g))
+                                                 : float_of(sign() | mant(g));
+    std::vector<float> C0(std::size_t(M) * N, NAN);
+    std::vector<double> R, S;
+    smem::test::gemm_reference_cpu(M, N, K, 1.0f, A, K, B, N, 0.0f, C0, N, R, S);
+    const auto got = run_split(M, N, K, 1.0f, A, K, B, N, 0.0f, C0, N);
+    int wrong = 0, telling = 0;
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        double reads = 0;
+        for (int k = 0; k < K; ++k)
+          reads += std::fabs(A[std::size_t(i) * K + k]) + std::fabs(B[std::size_t(k) * N + j]);
+        const std::size_t x = std::size_t(i) * N + j;
+        const double tol = 8 * (K + 2) * FLT_EPSILON * S[x] + 0x1p-146 * reads + K * 0x1p-148;
+        telling += (i % 3 == 0 || j % 3 == 2) && std::fabs(R[x]) > 16 * tol;  // a flush would fail here
+        if (!(std::fabs(got[x] - R[x]) <= tol) && wrong++ < 8)
+          MESSAGE("element " << i << ", " << j << ": " << got[x] << ", expected " << R[x]);
+      }
+    CHECK(wrong == 0);
+    CHECK(telling > M * N / 8);
+  }
+
+  TEST_CASE("split_tf32: max |c - r| / (sum |a||b|) is fp32-level, 100 times below one TF32 product's") {
+    // The accuracy measure (max_scaled_error) at small shapes against float64. The split's bound,
+    // with u = 2^-24: 16 u (what the split misses of a product: at most 2^-23 of each operand and
+    // the dropped a_lo b_lo, below 2^-22 of it, 8 u in all) plus K u (an mma rounds, or truncates,
+    // its accumulator once per 8 products). One TF32 product per term, even summed exactly, is far
+    // above it: the test can fail.
+    const double u = 0x1p-24;
+    const Shape shapes[] = {{64, 64, 64, dense}, {33, 65, 17, plus_one}, {129, 127, 131, round4}};
+    for (const Shape& s : shapes)
+      for (auto d : {Spread::uniform, Spread::normal, Spread::exp20}) {
+        CAPTURE(s.K);
+        CAPTURE(int(d));
+        const int lda = ld_for(s.K, s.ld), ldb = ld_for(s.N, s.ld), ldc = ld_for(s.N, s.ld);
+        auto g = smem::test::rng(144u * s.K + int(d));
+        const auto A = smem::test::spread_vector(std::size_t(s.M) * lda, d, g);
+        const auto B = smem::test::spread_vector(std::size_t(s.K) * ldb, d, g);
+        std::vector<float> C0(std::size_t(s.M) * ldc, NAN);
+        std::vector<double> R, S;
+        smem::test::gemm_reference_cpu(s.M, s.N, s.K, 1.0f, A, lda, B, ldb, 0.0f, C0, ldc, R, S);
+        const double split = smem::test::max_scaled_error(
+            run_split(s.M, s.N, s.K, 1.0f, A, lda, B, ldb, 0.0f, C0, ldc), ldc, R, S, s.M, s.N);
+        const double tf32 = smem::test::max_scaled_error(tf32_gemm_cpu(s.M, s.N, s.K, A, lda, B, ldb), s.N, R, S,
+                                                         s.M, s.N);
+        const double bound = (16 + s.K) * u;
+        CAPTURE(split / u);
+        CAPTURE(tf32 / u);
+        CHECK(split <= bound);
+        CHECK(tf32 > bound);
+        CHECK(tf32 >= 100 * split);
+      }
+  }
+
+  TEST_CASE("the GPU accuracy measure agrees with the CPU's") {
+    const int M = 70, N = 90, K = 50, ldc = 93;
+    auto g = smem::test::rng(145);
+    const auto A = smem::test::random_vector<float>(std::size_t(M) * K, g);
+    const auto B = smem::test::random_vector<float>(std::size_t(K) * N, g);
+    std::vector<float> C0(std::size_t(M) * ldc, NAN);
+    std::vector<double> R, S;
+    smem::test::gemm_reference_cpu(M, N, K, 1.0f, A, K, B, N, 0.0f, C0, ldc, R, S);
+    auto C = run_split(M, N, K, 1.0f, A, K, B, N, 0.0f, C0, ldc);
+    C[ldc + 3] += 1e-3f;  // one element clearly off: the maximum
+    DeviceBuffer<float> dC(C);
+    DeviceBuffer<double> dR(R), dS(S);
+    DeviceBuffer<unsigned long long> out(std::vector<unsigned long long>{0});
+    SMEM_CUDA_CHECK(smem::test::max_scaled_error_gpu(M, N, dC.get(), ldc, dR.get(), dS.get(), out.get()));
+    double gpu;
+    const unsigned long long bitsd = out.download()[0];
+    std::memcpy(&gpu, &bitsd, sizeof gpu);
+    const double cpu = smem::test::max_scaled_error(C, ldc, R, S, M, N);
+    CHECK(cpu > 1e-5);
+    CHECK(gpu == cpu);
+  }
 }
 
 TEST_SUITE("host") {
+  // ldmatrix.x4 gives thread t, in register j, word t % 4 of row t / 4 of matrix j, whose row r is
+  // at the address that lane 8 j + r names. Step 14's lanes must so deliver the m16n8k8 TF32
+  // fragments of the PTX ISA: A's a[j] at row t / 4 + 8 (j % 2), column t % 4 + 4 (j / 2); B's
+  // b[j] at row (k) t % 4 + 4 j, column (n) t / 4; for B, registers 2 and 3 are the next 8 columns.
+  template <class S>
+  void check_split_fragments() {
+    int wrong = 0;
+    for (int w = 0; w < S::kThreads / 32; ++w)
+      for (int kk = 0; kk < S::kBK; kk += 8)
+        for (int t = 0; t < 32; ++t)
+          for (int j = 0; j < 4; ++j) {
+            const int lane = 8 * j + t / 4;  // the lane whose row this word is in
+            for (int i = 0; i < S::kMi; ++i) {
+              const int m0 = S::warp_m(w) + 16 * i;
+              const int got = S::split_a(m0 + S::ldsm_a_m(lane), kk + S::ldsm_a_k(lane)) + t % 4;
+              wrong += got != S::split_a(m0 + t / 4 + 8 * (j % 2), kk + t % 4 + 4 * (j / 2));
+            }
+            for (int jn = 0; jn < S::kNj; jn += 2) {
+              const int n0 = S::warp_n(w) + 8 * jn;
+              const int got = S::split_b(n0 + S::ldsm_b_n(lane), kk + S::ldsm_b_k(lane)) + t % 4;
+              wrong += got != S::split_b(n0 + 8 * (j / 2) + t / 4, kk + t % 4 + 4 * (j % 2));
+            }
+          }
+    CHECK(wrong == 0);
+  }
+
+  TEST_CASE("split_tf32: the ldmatrix rows deliver the m16n8k8 TF32 fragments") {
+    check_split_fragments<gm::SplitTf32Default>();
+    check_split_fragments<gm::SplitShape<128, 128, 32, 64, 32, 3>>();
+    check_split_fragments<gm::SplitShape<64, 128, 32, 32, 64, 4>>();
+  }
+
   TEST_CASE("check_args: the BLAS degenerate cases (K == 0, alpha == 0, empty) and adjacency") {
     std::vector<float> buf(1000);
     float *A = buf.data(), *B = A + 100, *C = B + 100;  // A 10x10, B 10x10, C 10x10, adjacent
@@ -640,6 +936,7 @@ TEST_SUITE("host") {
         case gm::Variant::heuristic:
         case gm::Variant::autotuned:
         case gm::Variant::split_tail: return {gm::kMinTile, gm::kMinTile};
+        case gm::Variant::split_tf32: return {gm::SplitTf32Default::kBM, gm::SplitTf32Default::kBN};
       }
       return {0, 0};
     };

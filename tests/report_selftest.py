@@ -2,8 +2,9 @@
 """Self-test of tools/report.py on a synthetic repository in a temporary folder (no GPU; nothing of
 the real repository is read or written): a family `fam` with copy sets, a page with regions of most
 kinds, two GPUs' results with made-up times (so every ratio is known), a JSON without ladder
-metadata, a bad-input matrix and a profiler output; and an `attention` family (its reference a roof
-at shapes of its own, a second roof at others) measured on one GPU only. Checked: the ladder tables
+metadata, a bad-input matrix and a profiler output; an `attention` family (its reference a roof
+at shapes of its own, a second roof at others) measured on one GPU only; and a `gemm` run with error
+counters (the accuracy table and plot). Checked: the ladder tables
 and the README's ratio columns, the roofs' ratios, a results table limited to a pattern, the decode
 roofline, the files-to-copy table, the folded bad-input matrix, a profile figure, a colour and a
 marker of its own for every series of a plot, the same bytes on a second run, and `--check` failing
@@ -36,6 +37,7 @@ FILES = {
         "files fam", "results fam", "best fam", "occupancy", "bad-inputs", "profile gemm-stalls")),
     "recipes/attention/README.md": "# Attention {#attention_page}\n\n" + "".join(REGION.format(k) for k in (
         "results attention hd128/full/*", "decode-roofline attention")),
+    "recipes/gemm/README.md": "# Gemm {#gemm_page}\n\n" + REGION.format("accuracy gemm"),
     "README.md": REGION.format("recipes readme"),
     "docs/mainpage.md": REGION.format("recipes main"),
     "results/gpu-b/old.json": json.dumps({"context": {}, "benchmarks": []}),
@@ -88,6 +90,22 @@ def roof_json():
     return json.dumps({"context": ctx, "benchmarks": benches})
 
 
+def gemm_json():
+    """cublas at 10 TFLOP/s and step s at 20 at 4096^3; at 2048^3 their error counters (s's without K = 16384)."""
+    steps = [dict(name="cublas", step=None, header=None, summary="The vendor kernel.", kind="baseline"),
+             dict(name="s", step=14, header="sgemm_14_s.cuh", summary="Step s.", kind="step")]
+    errs = {"cublas": dict(err_uniform=1e-7, err_normal=2e-7, err_exp20=3e-7, err_k16384=4e-7),
+            "s": dict(err_uniform=2.5e-7, err_normal=2e-7, err_exp20=3e-7)}
+    benches = [dict(name=f"gemm/{v}/{s}/manual_time_median", run_name=f"gemm/{v}/{s}/manual_time",
+                    run_type="aggregate", aggregate_name="median", real_time=t, time_unit="ms", **r)
+               for v, t in (("cublas", 2.0), ("s", 1.0))
+               for s, r in (("4096x4096x4096", {"TFLOP/s": 20.0 / t}), ("2048x2048x2048", dict(errs[v], **{
+                   "TFLOP/s": 5.0})))]
+    ctx = dict(gpu_name="GPU A", git_commit="abc", smem_family="gemm", smem_reference="cublas",
+               smem_steps=json.dumps(steps))
+    return json.dumps({"context": ctx, "benchmarks": benches})
+
+
 def series_styles(svg):
     """(stroke colours, marker ids) of the plotted lines (a path and markers) of a matplotlib SVG."""
     colours, markers, ns = set(), set(), "{http://www.w3.org/2000/svg}"
@@ -107,7 +125,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="smem-report-") as root:
         files = dict(FILES, **{"results/gpu-a/fam.json": bench_json("GPU A", 1.0),
                                "results/gpu-b/fam.json": bench_json("GPU B", 2.0),
-                               "results/gpu-a/attention.json": roof_json()})
+                               "results/gpu-a/attention.json": roof_json(),
+                               "results/gpu-a/gemm.json": gemm_json()})
         for rel, text in files.items():
             os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
             open(os.path.join(root, rel), "w").write(text)
@@ -135,7 +154,10 @@ def main():
             "README.md": ["| family | step | what it changes | GPU A | GPU B |",
                           "| [attention](recipes/attention/README.md) | 02 `s2` | Step s2. | 0.50 | - |",
                           "| [fam](recipes/fam/README.md) | 01 `a` | Step a &#124; with a bar. | 0.50 | 0.50 |"],
-            "docs/mainpage.md": ['| \\ref fam_page "fam" | 02 `b2` | Step b, other tile. | 0.25 | 0.25 |']}
+            "docs/mainpage.md": ['| \\ref fam_page "fam" | 02 `b2` | Step b, other tile. | 0.25 | 0.25 |'],
+            "recipes/gemm/README.md": ["| `cublas` | 10 | 1.00 | 1.0e-07 | 2.0e-07 | 3.0e-07 | 4.0e-07 |",
+                                       "| 14 `s` | 20 | 2.00 | 2.5e-07 | 2.0e-07 | 3.0e-07 | - |",
+                                       "\\image html gemm_accuracy.svg"]}
         page = open(os.path.join(root, "recipes", "fam", "README.md")).read()
         expect("| --- | --- | --- | --- |" not in page.split("bad-inputs")[1], "bad inputs: a table left unfolded")
         for rel, needles in want.items():
@@ -145,7 +167,8 @@ def main():
         results = open(os.path.join(root, "recipes", "attention", "README.md")).read().split("decode-roofline")[0]
         expect("causal" not in results and "| `copy`" not in results, "attention: a shape or a variant left unfiltered")
         expect(sorted(os.listdir(imgs)) == ["attention_ladder.svg", "fam_ladder.svg", "fam_sizes_gpu-a.svg",
-                                            "fam_sizes_gpu-b.svg", "roofline.svg"],
+                                            "fam_sizes_gpu-b.svg", "gemm_accuracy.svg", "gemm_ladder.svg",
+                                            "gemm_sizes_gpu-a.svg", "roofline.svg"],
                f"plots: {sorted(os.listdir(imgs))}")
         many = [(f"s{i}", [1.0 + i, 2.0 + i]) for i in range(15)]
         for name, svg, n in [("sizes plot", open(os.path.join(imgs, "fam_sizes_gpu-a.svg")).read(), len(STEPS)),

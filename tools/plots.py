@@ -98,3 +98,16 @@ def roofline(title, roofs, series):
     ax.xaxis.set_major_formatter(PLAIN)
     log_axis(ax.yaxis, [p[1] for p in pts] + [1e3 * p[1] for p in pts])
     return finish(fig, ax, title, "FLOP per byte of minimum traffic", "TFLOP/s")
+
+
+def accuracy(title, series, xlabel, ylabel):
+    """Error versus speed, series [(label, [(rate, error, name)])] of points, each point named."""
+    fig, ax = plt.subplots(figsize=(10, 5.5))
+    for i, (label, ps) in enumerate(series):
+        ax.plot([p[0] for p in ps], [p[1] for p in ps], linestyle="none", label=label, **style(i + 1))
+        for x, y, name in ps:
+            ax.annotate(name, (x, y), xytext=(5, 3), textcoords="offset points", fontsize=7)
+    ax.set_yscale("log")
+    log_axis(ax.xaxis, [p[0] for _, ps in series for p in ps])
+    return finish(fig, ax, title, xlabel, ylabel)
+

@@ -24,12 +24,21 @@ import results  # noqa: E402
 import tables  # noqa: E402
 
 IMAGES = "docs/images"
+ACCURACY_SHAPES = ("2048x2048x2048", "4096x4096x4096")  # gemm's error counters, and the rate beside them
 
 
 def images(fams, roofs, points):
     """{file name: svg}: per family the ladder on every GPU, per family and GPU the sizes plot."""
     out = {"roofline.svg": plots.roofline("Measured roofs, and each kernel at its family's headline shape",
                                           roofs, points)} if roofs and points else {}
+    acc = [(r.label, [(x, max(e for e in errs if e is not None), v) for v, x, _, errs in
+                      tables.accuracy_points(r, *ACCURACY_SHAPES) if x and any(e is not None for e in errs)])
+           for r in fams.get("gemm", [])]
+    if any(ps for _, ps in acc):
+        out["gemm_accuracy.svg"] = plots.accuracy(
+            f"gemm: the largest error over the inputs at {tables.short(ACCURACY_SHAPES[0])} versus the rate at "
+            f"{tables.short(ACCURACY_SHAPES[1])}", [a for a in acc if a[1]], "TFLOP/s",
+            "max |c - c_ref| / sum |a||b|")
     for family, rs in fams.items():
         order = rs[0].order({v for r in rs for h in r.headlines() for v in r.shapes[h]} |
                             {s["name"] for s in tables.ladder_steps(rs) if s["kind"] == "step"})
@@ -107,6 +116,9 @@ def plan(root, res, bank_exe, sets=None):
         "carveout": lambda a: tables.occupancy(runs, 48 * 1024 + 1) or (
             "No kernel in `results/` uses more than 48 KB of shared memory per block at its headline shape."),
         "best": lambda a: tables.best(fams.get(a[0], [])),
+        "accuracy": lambda a: (tables.accuracy(fams.get("gemm", []), *ACCURACY_SHAPES) +
+                               ("\n\n\\image html gemm_accuracy.svg \"gemm: error versus speed, on every GPU measured\""
+                                if pics.get("gemm_accuracy.svg") else "")),
         "crossover": lambda a: tables.crossover(fams.get(a[0], []), a[1], a[2]),
         "banks-measured": lambda a: profiles.measured(res, a),
         "bank-tables": lambda a: profiles.model_tables(bank_exe, a) if bank_exe else None,

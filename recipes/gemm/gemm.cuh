@@ -23,6 +23,7 @@
 #include "sgemm_11_warptiled.cuh"
 #include "sgemm_12_multistage.cuh"
 #include "sgemm_13_autotuned.cuh"
+#include "sgemm_14_split_tf32.cuh"
 
 /// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher
 /// (`name(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream)`) and its plan
@@ -53,7 +54,9 @@
   X(13, autotuned, "sgemm_13_autotuned.cuh",                                                         \
     "Autotuned: step 12's kernel with the shape ./cookbook tune gemm measured fastest on GPUs like this one.") \
   X(13, split_tail, "sgemm_13_autotuned.cuh",                                                        \
-    "Split tail: the autotuned shape, its last part-filled wave of tiles split along K, parts added with atomics.")
+    "Split tail: the autotuned shape, its last part-filled wave of tiles split along K, parts added with atomics.") \
+  X(14, split_tf32, "sgemm_14_split_tf32.cuh",                                                       \
+    "Split TF32: each operand as two TF32 values, three mma.sync products each, fp32-level accuracy.")
 
 namespace smem::gemm {
 

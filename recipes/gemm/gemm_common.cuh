@@ -21,9 +21,9 @@
 /// - the grid: a step launches one block per BM x BN tile of C in gridDim.x, so it refuses more
 ///   than kMaxGridBlocks = 2^31 - 1 tiles, ceil(M / BM) * ceil(N / BN) > 2^31 - 1, with
 ///   BM x BN = 16 x 16 (step 3, tiled_16), 32 x 32 (steps 1, 2, tiled_32, 5, 6), 64 x 64
-///   (step 7), 128 x 128 (steps 8 to 11), 128 x 256 (step 12), and 64 x 64 for all of step 13
-///   (each shape it picks is at least that large; split_tail splits no tail that would take its
-///   grid past the limit). The smallest C refused holds 241 x (2^31 - 15) floats, 1.88 TiB
+///   (step 7), 128 x 128 (steps 8 to 11, 14), 128 x 256 (step 12), and 64 x 64 for all of step
+///   13 (each shape it picks is at least that large; split_tail splits no tail that would take
+///   its grid past the limit). The smallest C refused holds 241 x (2^31 - 15) floats, 1.88 TiB
 ///   (16 x 16 tiles; more for larger ones). Checked on the host, before any CUDA call.
 /// - step 3's full-K strip: K at most full_k_max_k(), from the device's opt-in shared memory per
 ///   block (1815 at 227 KB); checked with a device attribute query, before any launch.
@@ -154,7 +154,7 @@ cudaError_t launch(const Plan<Kernel>& p, cudaStream_t stream, A... args) {
 }
 //! [plan]
 
-/// The kernel of steps 1 to 10: (M, N, K, alpha, A, lda, B, ldb, beta, C, ldc).
+/// The kernel of steps 1 to 10 and 14: (M, N, K, alpha, A, lda, B, ldb, beta, C, ldc).
 using GemmKernel = void (*)(int, int, int, float, const float*, int, const float*, int, float, float*, int);
 
 /// The tile of C that block blockIdx.x owns in a 1D grid laid row by row over the tiles of C

@@ -1,9 +1,11 @@
-// Tests only: the float64 references for C = alpha * A * B + beta * C (row-major, fp32 inputs).
-// Besides the reference R, both compute S = |alpha| |A| |B| + |beta| |C0|, the sum of the
-// magnitudes of the terms that make up each element: the scale of its rounding error.
+// Tests and benchmarks only: the float64 references for C = alpha * A * B + beta * C (row-major,
+// fp32 inputs). Besides the reference R, both compute S = |alpha| |A| |B| + |beta| |C0|, the sum of
+// the magnitudes of the terms that make up each element: the scale of its rounding error. And the
+// accuracy measure of a result against them, on the CPU and on the GPU.
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cfloat>
 #include <cmath>
 #include <cstddef>
 #include <vector>
@@ -69,6 +71,43 @@ inline cudaError_t gemm_reference_gpu(int M, int N, int K, float alpha, const fl
                                       double* R, double* S) {
   const dim3 grid((N + 15) / 16, (M + 15) / 16);
   gemm_reference_kernel<<<grid, dim3(16, 16)>>>(M, N, K, alpha, A, lda, B, ldb, beta, C0, ldc, R, S);
+  return cudaGetLastError();
+}
+
+/// One element's error |c - r| / s: inf where c is not finite, and where s is 0 unless c == r.
+__host__ __device__ inline double scaled_error_of(float c, double r, double s) {
+  if (!(fabsf(c) <= FLT_MAX)) return INFINITY;
+  const double e = fabs(double(c) - r);
+  return s > 0 ? e / s : e == 0 ? 0.0 : INFINITY;
+}
+
+/// The accuracy measure: the largest scaled_error_of over the M x N elements of C (leading
+/// dimension ldc) against R and S (dense). With alpha = 1 and beta = 0, S is sum_k |a_ik| |b_kj|.
+inline double max_scaled_error(const std::vector<float>& C, int ldc, const std::vector<double>& R,
+                               const std::vector<double>& S, int M, int N) {
+  double worst = 0;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      const std::size_t x = std::size_t(i) * N + j;
+      worst = std::fmax(worst, scaled_error_of(C[std::size_t(i) * ldc + j], R[x], S[x]));
+    }
+  return worst;
+}
+
+/// The same on the GPU: the largest into *out (a double's bits, 0 before the launch; non-negative
+/// doubles order as their bit patterns, so atomicMax on them is a max).
+static __global__ void max_scaled_error_kernel(int M, int N, const float* C, int ldc, const double* R,
+                                               const double* S, unsigned long long* out) {
+  double worst = 0;
+  const std::size_t total = std::size_t(M) * N;
+  for (std::size_t x = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; x < total;
+       x += std::size_t(gridDim.x) * blockDim.x)
+    worst = fmax(worst, scaled_error_of(C[x / N * ldc + x % N], R[x], S[x]));
+  atomicMax(out, static_cast<unsigned long long>(__double_as_longlong(worst)));
+}
+inline cudaError_t max_scaled_error_gpu(int M, int N, const float* C, int ldc, const double* R, const double* S,
+                                        unsigned long long* out) {
+  max_scaled_error_kernel<<<1024, 256>>>(M, N, C, ldc, R, S, out);
   return cudaGetLastError();
 }
 

@@ -1,0 +1,361 @@
+/// \file sgemm_14_split_tf32.cuh
+/// \brief Step 14, split TF32 on the tensor cores: each fp32 operand is split into two TF32
+/// values, x = hi + lo, and three `mma.sync` TF32 products per fragment pair,
+/// a_hi b_hi + a_hi b_lo + a_lo b_hi, accumulated in fp32, give an fp32-level result.
+///
+/// Steps 1 to 13 multiply on the FMA pipe. A tensor core multiplies TF32 values (11 significant
+/// bits of fp32's 24) exactly, at a rate several times the FMA pipe's, and adds in fp32: three of
+/// its products per term can still beat one FMA. hi and lo hold x to within max(2^-23 |x|,
+/// 2^-147), one bit short of an fp32 rounding for |x| >= 2^-124. Of the four products of
+/// (a_hi + a_lo)(b_hi + b_lo), a_lo b_lo is below 2^-22 |a b| and is dropped.
+///
+/// What changes from step 12: the same `cp.async` ring of kStages K-tiles of fp32, but each
+/// K-tile then goes through a split pass: the block's threads read it once with 16-byte loads and
+/// write its hi and lo parts into two tiles of TF32 (A as As[m][k], B transposed as Bs[n][k]).
+/// Each element is split once per block, not once for each warp that reads it (four warps read
+/// an element of A, two one of B), and the fragments come from the split tiles by `ldmatrix`
+/// (one x4 for a whole 16 x 8 A fragment, one for two 8 x 8 B fragments), where step 12's
+/// register tiles needed a load per fragment element. A second barrier per K-tile parts the
+/// split pass from the products.
+///
+/// The products go into three sums. The tensor core adds products to its accumulator rounding
+/// toward zero (Ootomo and Yokota measured it on the A100), and that error has one sign: over a long K it grows with K rather than
+/// with its square root, and dominates. So a_hi b_hi goes into big, which starts from 0 on each
+/// K-tile and is added to sum in fp32 (round to nearest) at the K-tile's end; the small products
+/// a_hi b_lo + a_lo b_hi, 2^-11 of C's size, go into small over all of K, where the truncations
+/// they bring are 2^-11 of C's. C takes sum + small at the end; an infinite or NaN operand shows
+/// in small (split_sum).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "gemm_common.cuh"
+
+// The kit only where it builds: its own #error would be a second message.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#error "sgemm_14_split_tf32.cuh needs TF32 mma.sync and cp.async: compile for sm_80 or newer (e.g. -arch=sm_80)"
+#else
+#include "gemm_sm80.cuh"
+#endif
+
+namespace smem::gemm {
+
+//! [split]
+/// lo is kept times 2^10 (small then holds 2^10 times its sum): (x - hi) 2^10 keeps its bits in
+/// TF32 down to |x| = 2^-124, where x - hi alone would lose them (a subnormal TF32) below 2^-114;
+/// and it is at most |x|, so it cannot overflow.
+inline constexpr float kLoScale = 1024.0f, kLoUnscale = 1.0f / 1024.0f;
+/// The largest TF32 value, (2 - 2^-10) 2^127 (bits 0x7f7fe000).
+inline constexpr float kTf32Max = 0x1.ffcp127f;
+
+/// x rounded to TF32, to nearest: `cvt.rn` (ties to even) from sm_90, cheaper than `cvt.rna`
+/// (ties away), the only rounding to TF32 that PTX has before it.
+__device__ __forceinline__ unsigned tf32_round(float x) {
+  unsigned r;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+#else
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+#endif
+  return r;
+}
+
+/// x = hi + lo 2^-10, two TF32 values as fp32 bit patterns. hi is x clamped to +-kTf32Max, then
+/// rounded: a finite x above kTf32Max would round to inf, and x - hi would be -inf. The clamp
+/// keeps hi finite for every x (inf and NaN too: fmaxf returns its other operand for a NaN), so
+/// x - hi is exact for a finite x, and an infinite or NaN x shows in lo alone (x - hi is +-inf or
+/// NaN there): see split_sum.
+__device__ __forceinline__ void tf32_split(float x, unsigned& hi, unsigned& lo) {
+  hi = tf32_round(fminf(fmaxf(x, -kTf32Max), kTf32Max));
+  lo = tf32_round((x - __uint_as_float(hi)) * kLoScale);
+}
+
+/// The element of C before alpha and beta: sum + small 2^-10, or small where it is not finite.
+/// An infinite or NaN operand reaches small as lo times the other's hi, with the sign and the
+/// NaN (inf * 0, inf - inf) that fp32 would give, while its finite hi (kTf32Max) only made sum
+/// large; where every operand is finite, small is finite and sum holds any overflow.
+__device__ __forceinline__ float split_sum(float sum, float small) {
+  return isfinite(small) ? fmaf(small, kLoUnscale, sum) : small;
+}
+
+/// d = a b + c on a 16 x 8 x 8 tile: TF32 A (row) and B (col) fragments, fp32 accumulators. Not
+/// volatile: a function of its operands alone, which the compiler may schedule among the splits.
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1,
+                                         const float (&c)[4]) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%10, %11, %12, %13};\n"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+}
+
+/// Four 8 x 4-word matrices from shared memory: lane l gives the row address of row l % 8 of
+/// matrix l / 8 (16 bytes, 16-byte aligned) and gets word l % 4 of row l / 4 of each matrix.
+/// `ldmatrix` counts in 16-bit elements; read as 32-bit words, the same load serves TF32.
+__device__ __forceinline__ void ldsm_x4(unsigned (&r)[4], const float* row) {
+  const auto a = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+//! [split]
+
+//! [split shape]
+/// Block tile BM x BN x BK, warp tile WM x WN (of 16 x 8 mma tiles), Stages K-tiles in the ring.
+template <int BM, int BN, int BK, int WM, int WN, int Stages>
+struct SplitShape {
+  static constexpr int kBM = BM, kBN = BN, kBK = BK, kWM = WM, kWN = WN, kStages = Stages;
+  static constexpr int kWarpsN = BN / WN, kThreads = BM / WM * kWarpsN * 32;
+  static constexpr int kMi = WM / 16, kNj = WN / 8;  ///< mma tiles of a warp
+  static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0,
+                "warp tiles of 16 x 8 mma tiles, an even number across (one ldmatrix reads two B fragments)");
+  static_assert((BM & (BM - 1)) == 0 && (BN & (BN - 1)) == 0 && (BK & (BK - 1)) == 0 && BK >= 8,
+                "powers of two: a tile's corner plus its size fits an int; k-steps of 8");
+  static_assert(Stages >= 2, "at least two stages");
+
+  /// The ring, fp32 as in memory: As[m][k] at m (BK + 4) + k, Bs[k][n] at k (BN + 4) + n.
+  static constexpr int kALd = BK + 4, kBLd = BN + 4;
+  static constexpr int kAFloats = BM * kALd, kStageFloats = kAFloats + BK * kBLd;
+  __host__ __device__ static constexpr int a_offset(int m, int k) { return m * kALd + k; }
+  __host__ __device__ static constexpr int b_offset(int k, int n) { return k * kBLd + n; }
+  /// The split tiles after the ring: hi of A, lo of A ([m][k]), hi of B, lo of B ([n][k]), rows of
+  /// BK + 4 words.
+  static constexpr int kSLd = BK + 4, kSplitA = BM * kSLd, kSplitB = BN * kSLd;
+  static constexpr int kSplitFloats = 2 * (kSplitA + kSplitB);
+  static constexpr int kSmemBytes = (Stages * kStageFloats + kSplitFloats) * int(sizeof(float));
+  __host__ __device__ static constexpr int split_a(int m, int k) { return m * kSLd + k; }
+  __host__ __device__ static constexpr int split_b(int n, int k) { return n * kSLd + k; }
+
+  /// Copies: thread t moves 16-byte piece q = t + i kThreads of a tile. B's pieces in row order; A's
+  /// in groups of 8 rows, 8 lanes down a column of pieces (rows BK + 4 words apart: 8 bank quads)
+  /// and the 32 lanes of a warp over 8 whole 64-byte or half 128-byte row segments.
+  static constexpr int kACopies = BM * BK / 4 / kThreads, kBCopies = BK * BN / 4 / kThreads;
+  static_assert(kACopies * kThreads * 4 == BM * BK && kBCopies * kThreads * 4 == BK * BN, "whole copies");
+  static_assert(BM % 8 == 0, "A copied in groups of 8 rows");
+  __host__ __device__ static constexpr int a_copy_m(int t, int i) {
+    return (t + i * kThreads) % 8 + (t + i * kThreads) / (2 * BK) * 8;
+  }
+  __host__ __device__ static constexpr int a_copy_k(int t, int i) { return (t + i * kThreads) / 8 % (BK / 4) * 4; }
+  __host__ __device__ static constexpr int b_copy_k(int t, int i) { return (t + i * kThreads) / (BN / 4); }
+  __host__ __device__ static constexpr int b_copy_n(int t, int i) { return (t + i * kThreads) % (BN / 4) * 4; }
+  /// The split pass: thread t takes 16-byte piece q = t + i kThreads of each tile, A's pieces in
+  /// column order (8 lanes on 8 rows: rows BK + 4 words apart are in 8 different bank quads) and
+  /// B's along k (lanes on consecutive k write Bs[n][k] to consecutive words).
+  __host__ __device__ static constexpr int a_split_m(int t, int i) { return (t + i * kThreads) % BM; }
+  __host__ __device__ static constexpr int a_split_k(int t, int i) { return (t + i * kThreads) / BM * 4; }
+  __host__ __device__ static constexpr int b_split_k(int t, int i) { return (t + i * kThreads) % BK; }
+  __host__ __device__ static constexpr int b_split_n(int t, int i) { return (t + i * kThreads) / BK * 4; }
+
+  /// The warp's corner in the block tile, and the rows lane l gives `ldmatrix` (the PTX ISA's
+  /// m16n8k8 TF32 fragments: A's a[r] at row l / 4 + 8 (r % 2), column l % 4 + 4 (r / 2); B's b[r]
+  /// at row l % 4 + 4 r, column l / 4; C's c[r] at row l / 4 + 8 (r / 2), column 2 (l % 4) + r % 2).
+  /// A: matrix l / 8 of the x4 is a[l / 8], rows 8 ((l / 8) % 2) + l % 8 of the mma tile at word
+  /// 4 (l / 16) of the k-step. B: matrices b[0], b[1] of one 8-column tile, then of the next.
+  __host__ __device__ static constexpr int warp_m(int w) { return w / kWarpsN * WM; }
+  __host__ __device__ static constexpr int warp_n(int w) { return w % kWarpsN * WN; }
+  __host__ __device__ static constexpr int ldsm_a_m(int l) { return 8 * (l / 8 % 2) + l % 8; }
+  __host__ __device__ static constexpr int ldsm_a_k(int l) { return 4 * (l / 16); }
+  __host__ __device__ static constexpr int ldsm_b_n(int l) { return 8 * (l / 16) + l % 8; }
+  __host__ __device__ static constexpr int ldsm_b_k(int l) { return 4 * (l / 8 % 2); }
+  __host__ __device__ static constexpr int frag_c_m(int l, int r) { return l / 4 + 8 * (r / 2); }
+  __host__ __device__ static constexpr int frag_c_n(int l, int r) { return 2 * (l % 4) + r % 2; }
+};
+//! [split shape]
+
+//! [split kernel]
+/// kVec: A, B, lda and ldb allow 16-byte copies.
+template <class T, bool kVec>
+__global__ void __launch_bounds__(T::kThreads, 1)
+    split_tf32_kernel(int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
+                      const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc) {
+  constexpr int BM = T::kBM, BN = T::kBN, BK = T::kBK, S = T::kStages;
+  extern __shared__ __align__(16) float smem[];  // S stages of [As | Bs], then the split tiles
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const TileCoord blk = grouped_block(tiles(M, BM), tiles(N, BN), int(blockIdx.x));
+  const int m0 = blk.m * BM, n0 = blk.n * BN, tiles_k = tiles(K, BK);
+  const bool interior = m0 <= M - BM && n0 <= N - BN;  // not m0 + BM <= M: 2^31 at M near INT_MAX
+
+  // One copy of 16 bytes, or of 4 at a time without kVec; what lies past `limit` columns or
+  // past the last row (`row_ok`) is zero-filled (source size 0, source address `base`).
+  auto copy4 = [&](float* dst, const float* src, bool whole, bool row_ok, int col, int limit, const float* base) {
+    if constexpr (kVec) {
+      const int bytes = whole ? 16 : row_ok && col < limit ? (limit - col >= 4 ? 16 : 4 * (limit - col)) : 0;
+      cp_async_16(dst, bytes ? src : base, bytes);
+    } else {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const bool ok = whole || (row_ok && col + j < limit);
+        cp_async_4(dst + j, ok ? src + j : base, ok ? 4 : 0);
+      }
+    }
+  };
+  auto load_tile = [&](int stage, int kt) {
+    float* As = smem + stage * T::kStageFloats;
+    float* Bs = As + T::kAFloats;
+    const int k0 = kt * BK;
+    const bool whole = interior && k0 <= K - BK;
+#pragma unroll
+    for (int i = 0; i < T::kACopies; ++i) {
+      const int m = T::a_copy_m(tid, i), k = T::a_copy_k(tid, i), gm = m0 + m;
+      const float* src = A + std::size_t(gm < M ? gm : 0) * lda + k0 + k;
+      copy4(As + T::a_offset(m, k), src, whole, gm < M, k0 + k, K, A);
+    }
+#pragma unroll
+    for (int i = 0; i < T::kBCopies; ++i) {
+      const int k = T::b_copy_k(tid, i), n = T::b_copy_n(tid, i), gk = k0 + k;
+      const float* src = B + std::size_t(gk < K ? gk : 0) * ldb + n0 + n;
+      copy4(Bs + T::b_offset(k, n), src, whole, gk < K, n0 + n, N, B);
+    }
+  };
+
+  // The split pass: K-tile `stage` of the ring into hi and lo tiles, 16 bytes read, 2 x 16 (A) or
+  // 2 x 4 x 4 (B, transposed) written per piece.
+  float* const a_hi = smem + S * T::kStageFloats;
+  float* const a_lo = a_hi + T::kSplitA;
+  float* const b_hi = a_lo + T::kSplitA;
+  float* const b_lo = b_hi + T::kSplitB;
+  auto split_tile = [&](int stage) {
+    const float* As = smem + stage * T::kStageFloats;
+    const float* Bs = As + T::kAFloats;
+#pragma unroll
+    for (int i = 0; i < T::kACopies; ++i) {
+      const int m = T::a_split_m(tid, i), k = T::a_split_k(tid, i);
+      const float4 x = *reinterpret_cast<const float4*>(As + T::a_offset(m, k));
+      uint4 hi, lo;
+      tf32_split(x.x, hi.x, lo.x), tf32_split(x.y, hi.y, lo.y), tf32_split(x.z, hi.z, lo.z),
+          tf32_split(x.w, hi.w, lo.w);
+      *reinterpret_cast<uint4*>(a_hi + T::split_a(m, k)) = hi;
+      *reinterpret_cast<uint4*>(a_lo + T::split_a(m, k)) = lo;
+    }
+#pragma unroll
+    for (int i = 0; i < T::kBCopies; ++i) {
+      const int k = T::b_split_k(tid, i), n = T::b_split_n(tid, i);
+      const float4 x = *reinterpret_cast<const float4*>(Bs + T::b_offset(k, n));
+      const float v[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        unsigned hi, lo;
+        tf32_split(v[c], hi, lo);
+        b_hi[T::split_b(n + c, k)] = __uint_as_float(hi);
+        b_lo[T::split_b(n + c, k)] = __uint_as_float(lo);
+      }
+    }
+  };
+
+  // Prologue: K-tiles 0 .. S - 2 in flight, one commit group each (empty past the end).
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s) {
+    if (s < tiles_k) load_tile(s, s);
+    cp_async_commit();
+  }
+
+  // sum: the a_hi b_hi products, added K-tile by K-tile in fp32 (big holds one K-tile's);
+  // small: 2^10 (a_hi b_lo + a_lo b_hi) over all of K.
+  float sum[T::kMi][T::kNj][4] = {}, big[T::kMi][T::kNj][4], small[T::kMi][T::kNj][4] = {};
+  const int wm = T::warp_m(warp), wn = T::warp_n(warp);
+  // One k-step of 8 from the split tiles; the first of a K-tile starts big from 0.
+  auto k_step = [&](int kk, bool first) {
+    unsigned ah[T::kMi][4], al[T::kMi][4], bh[T::kNj][2], bl[T::kNj][2];
+#pragma unroll
+    for (int i = 0; i < T::kMi; ++i) {
+      const int at = T::split_a(wm + 16 * i + T::ldsm_a_m(lane), kk + T::ldsm_a_k(lane));
+      ldsm_x4(ah[i], a_hi + at);
+      ldsm_x4(al[i], a_lo + at);
+    }
+#pragma unroll
+    for (int j = 0; j < T::kNj; j += 2) {
+      const int at = T::split_b(wn + 8 * j + T::ldsm_b_n(lane), kk + T::ldsm_b_k(lane));
+      unsigned h[4], l[4];
+      ldsm_x4(h, b_hi + at);
+      ldsm_x4(l, b_lo + at);
+      bh[j][0] = h[0], bh[j][1] = h[1], bh[j + 1][0] = h[2], bh[j + 1][1] = h[3];
+      bl[j][0] = l[0], bl[j][1] = l[1], bl[j + 1][0] = l[2], bl[j + 1][1] = l[3];
+    }
+    constexpr float zero[4] = {};
+#pragma unroll
+    for (int i = 0; i < T::kMi; ++i)
+#pragma unroll
+      for (int j = 0; j < T::kNj; ++j) {
+        mma_tf32(small[i][j], ah[i], bl[j][0], bl[j][1], small[i][j]);
+        mma_tf32(small[i][j], al[i], bh[j][0], bh[j][1], small[i][j]);
+        if (first)
+          mma_tf32(big[i][j], ah[i], bh[j][0], bh[j][1], zero);
+        else
+          mma_tf32(big[i][j], ah[i], bh[j][0], bh[j][1], big[i][j]);
+      }
+  };
+
+  int read = 0, write = S - 1;
+  for (int kt = 0; kt < tiles_k; ++kt) {
+    // K-tile kt has landed for every thread; every warp is done with the split tiles (K-tile
+    // kt - 1's) and with the ring's stage of kt - 1, which the copies of K-tile kt + S - 1 refill.
+    cp_async_wait<S - 2>();
+    __syncthreads();
+    if (kt + S - 1 < tiles_k) load_tile(write, kt + S - 1);
+    cp_async_commit();
+    write = write + 1 == S ? 0 : write + 1;
+    split_tile(read);
+    read = read + 1 == S ? 0 : read + 1;
+    __syncthreads();  // the split tiles are written
+    k_step(0, true);
+#pragma unroll 1
+    for (int kk = 8; kk < BK; kk += 8) k_step(kk, false);
+#pragma unroll
+    for (int i = 0; i < T::kMi; ++i)
+#pragma unroll
+      for (int j = 0; j < T::kNj; ++j)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) sum[i][j][r] += big[i][j][r];
+  }
+  cp_async_wait<0>();  // nothing real is pending; leave no copy behind the block's exit
+
+#pragma unroll
+  for (int i = 0; i < T::kMi; ++i)
+#pragma unroll
+    for (int j = 0; j < T::kNj; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int m = m0 + wm + 16 * i + T::frag_c_m(lane, r), n = n0 + wn + 8 * j + T::frag_c_n(lane, r);
+        if (m < M && n < N)
+          update_c(C + std::size_t(m) * ldc + n, split_sum(sum[i][j][r], small[i][j][r]), alpha, beta);
+      }
+}
+//! [split kernel]
+
+/// The plan of split_tf32_kernel with SplitShape T: a block per BM x BN tile of C, 16-byte copies
+/// where A, B and their leading dimensions allow them, T::kSmemBytes of dynamic shared memory.
+template <class T>
+Plan<GemmKernel> split_tf32_plan_with(int M, int N, const float* A, int lda, const float* B, int ldb) {
+  const bool vec = aligned16(A) && aligned16(B) && lda % 4 == 0 && ldb % 4 == 0;
+  return grid_plan<GemmKernel>(vec ? split_tf32_kernel<T, true> : split_tf32_kernel<T, false>,
+                               tile_blocks(M, N, T::kBM, T::kBN), dim3(T::kThreads), unsigned(T::kSmemBytes));
+}
+
+/// C = alpha * A * B + beta * C with any SplitShape T; any sizes, leading dimensions and alignment.
+template <class T>
+cudaError_t split_tf32_with(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                            float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
+  if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)
+    return finish_without_launch(a, M, N, beta, C, ldc, stream);
+  return launch(split_tf32_plan_with<T>(M, N, A, lda, B, ldb), stream, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/// The shape of step 14: 128 x 128 x 16 block tile, 8 warps of 64 x 32 (4 x 4 mma tiles; sum,
+/// big and small are 64 floats each per thread), 4 stages: 4 x (128 x 20 + 16 x 132) x 4 B of
+/// ring and 2 x (128 + 128) x 20 x 4 B of split tiles, 113 KB. With K-tiles of 16, big is added
+/// to sum every two k-steps, and the three sums with one k-step's fragments fit in 255 registers.
+using SplitTf32Default = SplitShape<128, 128, 16, 64, 32, 4>;
+
+inline Plan<GemmKernel> split_tf32_plan(int M, int N, int, const float* A, int lda, const float* B, int ldb,
+                                        const float*, int) {
+  return split_tf32_plan_with<SplitTf32Default>(M, N, A, lda, B, ldb);
+}
+
+/// C = alpha * A * B + beta * C, row-major, split TF32 on mma.sync (SplitTf32Default).
+inline cudaError_t split_tf32(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                              float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
+  return split_tf32_with<SplitTf32Default>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+}
+
+}  // namespace smem::gemm
