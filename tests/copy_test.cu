@@ -48,7 +48,7 @@ std::string read_file(const fs::path& p) {
 
 /// The project's Hopper core, as a family's header includes it: the one file outside the family's
 /// folder that a copy set may hold, counted with the kit that includes it (or with the step itself,
-/// where the step includes it and takes no kit).
+/// where the step includes it and takes no Hopper kit).
 const std::string kCore = "../sm90/sm90.cuh";
 
 /// A step's copy set: the closure of its header's quoted includes (each path taken from the folder
@@ -96,7 +96,8 @@ CopySet copy_set(const std::string& family, const std::string& header) {
   const auto core = std::find(s.files.begin(), s.files.end(), kCore);
   if (core != s.files.end()) {
     const std::string& includer = by[std::size_t(core - s.files.begin())];
-    if (includer != s.kit && !(includer == header && s.kit.empty())) s.outside.push_back(kCore);
+    const bool hopper_kit = s.kit == family + "_sm90.cuh";
+    if (includer != s.kit && !(includer == header && !hopper_kit)) s.outside.push_back(kCore);
   }
   s.hopper = s.kit == family + "_sm90.cuh" || core != s.files.end() ||
              std::regex_search(hopper_text, std::regex("wgmma|cp\\.async\\.bulk|CUtensorMap"));
@@ -355,6 +356,8 @@ TEST_SUITE("host") {
     check_arch_message("gemm", "sgemm_12_multistage.cuh", "75", "needs cp.async: compile for sm_80 or newer");
     check_arch_message("gemm", "sgemm_14_split_tf32.cuh", "75",
                        "needs TF32 mma.sync and cp.async: compile for sm_80 or newer");
+    check_arch_message("gemm", "sgemm_15_split_wgmma.cuh", "80",
+                       "needs TMA, wgmma and setmaxnreg: compile for sm_90a");
     check_arch_message("histogram", "histogram_06_cluster.cuh", "80",
                        "needs thread block clusters: compile for sm_90 or newer");
     check_arch_message("stencil", "st7_05_cluster.cuh", "80", "needs thread block clusters: compile for sm_90 or newer");
@@ -366,6 +369,16 @@ TEST_SUITE("host") {
                        "needs wgmma and thread block clusters: compile for sm_90a");
     check_arch_message("tc_gemm", "tc_gemm_16_tuned_hopper.cuh", "80",
                        "needs wgmma and thread block clusters: compile for sm_90a");
+  }
+
+  TEST_CASE("copy: the SGEMM family header builds for sm_80 without its Hopper step") {
+    const fs::path dir = fresh_dir("gemm_sm80");
+    std::ofstream(dir / "main.cu") << "#include <gemm/gemm.cuh>\n"
+                                      "static_assert(sizeof(smem::gemm::kSteps) / sizeof(smem::gemm::kSteps[0]) == 17);\n"
+                                      "int main() { return 0; }\n";
+    const std::string d = dir.string();
+    CHECK(run("cd '" + d + "' && '" SMEM_NVCC "' -std=c++17 -arch=sm_80 -I'" SMEM_RECIPES_DIR "' -c main.cu") == 0);
+    fs::remove_all(dir);
   }
 
   TEST_CASE("copy: the tensor-core family header builds for sm_80 without its Hopper steps") {
