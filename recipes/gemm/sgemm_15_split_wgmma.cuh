@@ -2,9 +2,10 @@
 /// \brief Step 15, split TF32 on Hopper: step 14's split and three sums, with TMA loads of the fp32
 /// tiles, the products on `wgmma`, a producer warpgroup and persistent blocks (sm_90a).
 ///
-/// What changes from step 14, and why it is faster: `wgmma` multiplies TF32 at about twice
-/// `mma.sync`'s rate and reads one operand straight from shared memory, TMA fills the stages
-/// without the consumers' instructions, and a persistent block keeps its ring full across tiles.
+/// What changes from step 14, and why it is faster: `wgmma` takes Hopper's tensor cores past what
+/// `mma.sync` reaches (tc_gemm's ladder) and reads one operand straight from shared memory, TMA
+/// fills the stages without the consumers' instructions, and a persistent block keeps its ring
+/// full across tiles.
 ///
 /// `wgmma` takes 32-bit operands from shared memory only K-major (k contiguous in a row), and B is
 /// N-major, which TMA cannot transpose. So the kernel computes C^T = B^T A^T: `wgmma`'s A operand,
