@@ -26,6 +26,9 @@ endforeach()
 
 # The family headers' step-table macro (recipes/smem_steps.cuh), one level above the families.
 install(FILES ${PROJECT_SOURCE_DIR}/recipes/smem_steps.cuh DESTINATION ${SMEM_INSTALL_INCLUDEDIR})
+# The Hopper core (recipes/sm90/), beside the families: their Hopper kits include "../sm90/sm90.cuh".
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/recipes/sm90/ DESTINATION ${SMEM_INSTALL_INCLUDEDIR}/sm90
+        FILES_MATCHING PATTERN "*.cuh")
 
 install(EXPORT smem_cookbook_targets NAMESPACE smem:: DESTINATION ${SMEM_INSTALL_CMAKEDIR}
         FILE smem_cookbook-targets.cmake)

@@ -118,6 +118,9 @@ void gemm_rows() {
     ga::copies<gm::MultistageDefault>(v);
   });
   kernel_rows("14 `split_tf32`", f, [](auto&& v) { ga::split_tf32<gm::SplitTf32Default>(v); });
+#if defined(SMEM_GEMM_SM90A)
+  kernel_rows("15 `split_wgmma`", f, [](auto&& v) { ga::split_wgmma<gm::SplitWgmmaShape>(v); });
+#endif
 }
 
 // Reduction tree round `stride`, warp 0 (busy in every round): the worst of its requests (the

@@ -84,7 +84,7 @@ void multistage(Visit&& visit) {
 /// swizzle (TmaTile) of the 128 x 64 A and 64 x 256 B windows.
 template <class Visit>
 void tma(Visit&& visit) {
-  fragments<tc::TmaTile<128, 64>, tc::TmaTile<64, 256>>(visit);
+  fragments<tc::TmaTile<tc::bf16, 128, 64>, tc::TmaTile<tc::bf16, 64, 256>>(visit);
 }
 
 /// Lane l of warp w of a consumer warpgroup writes the bf16 pair at (16 w + l / 4 + 8 h,
@@ -97,11 +97,11 @@ void staging_writes(const char* what, Offset&& offset, Visit&& visit) {
         visit(request(what, Access::store, 4, 2, [&](int l) { return offset(16 * w + l / 4 + 8 * h, 8 * j + 2 * (l % 4)); }));
 }
 
-/// Steps 12 to 14's epilogue: the staging panels in TMA's swizzle (TmaTile<64, 64>).
+/// Steps 12 to 14's epilogue: the staging panels in TMA's swizzle (TmaTile<bf16, 64, 64>).
 template <class Visit>
 void tma_epilogue(Visit&& visit) {
-  staging_writes("bf16x2 write into a staging panel", [](int r, int c) { return tc::TmaTile<64, 64>::offset(r, c); },
-                 visit);
+  staging_writes("bf16x2 write into a staging panel",
+                 [](int r, int c) { return tc::TmaTile<tc::bf16, 64, 64>::offset(r, c); }, visit);
 }
 
 /// Not a kernel: the same writes into a plain panel of 128-byte rows, to show what the swizzle is for.

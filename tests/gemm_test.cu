@@ -285,11 +285,30 @@ std::vector<float> tf32_gemm_cpu(int M, int N, int K, const std::vector<float>& 
   return C;
 }
 
-// Runs split_tf32 on host matrices (C0 uploaded first); returns C.
-std::vector<float> run_split(int M, int N, int K, float alpha, const std::vector<float>& A, int lda,
+// The split steps: 14, and 15 where the build has Hopper's steps.
+constexpr gm::Variant kSplitVariants[] = {gm::Variant::split_tf32,
+#if defined(SMEM_GEMM_SM90A)
+                                          gm::Variant::split_wgmma
+#endif
+};
+
+// A rows x cols matrix of leading dimension ld copied with its rows a multiple of 4 floats apart.
+std::vector<float> rows_of_4(const std::vector<float>& X, int rows, int cols, int ld, int& ld4) {
+  ld4 = (ld + 3) / 4 * 4;
+  std::vector<float> Y(std::size_t(rows) * ld4, 0.0f);
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) Y[std::size_t(r) * ld4 + c] = X[std::size_t(r) * ld + c];
+  return Y;
+}
+
+// Runs split step v on host matrices (C0 uploaded first); returns C. Step 15 gets A and B with rows
+// a multiple of 16 bytes apart, so that its TMA kernel runs (step 14 runs for any other rows).
+std::vector<float> run_split(gm::Variant v, int M, int N, int K, float alpha, const std::vector<float>& A, int lda,
                              const std::vector<float>& B, int ldb, float beta, const std::vector<float>& C0, int ldc) {
-  DeviceBuffer<float> dA(A), dB(B), dC(C0);
-  REQUIRE(gm::split_tf32(M, N, K, alpha, dA.get(), lda, dB.get(), ldb, beta, dC.get(), ldc) == cudaSuccess);
+  const bool tma = v != gm::Variant::split_tf32;
+  int lda4 = lda, ldb4 = ldb;
+  DeviceBuffer<float> dA(tma ? rows_of_4(A, M, K, lda, lda4) : A), dB(tma ? rows_of_4(B, K, N, ldb, ldb4) : B), dC(C0);
+  REQUIRE(gm::run(v, M, N, K, alpha, dA.get(), lda4, dB.get(), ldb4, beta, dC.get(), ldc) == cudaSuccess);
   SMEM_CUDA_CHECK(cudaDeviceSynchronize());
   return dC.download();
 }
@@ -661,7 +680,9 @@ TEST_SUITE("gpu") {
     CHECK(wrong == 0);
   }
 
-  TEST_CASE("split_tf32: infinities and NaN give what fp32 gives, inf * TF32-exact b included") {
+  TEST_CASE("every split step: infinities and NaN give what fp32 gives, inf * TF32-exact b included") {
+    for (const gm::Variant v : kSplitVariants) {
+      CAPTURE(gm::name(v));
     // Row kx of B holds TF32-exact values (b_lo = 0: an infinite a_hi times b_lo is inf * 0 in the
     // small products), one of them 0 (inf * 0 = NaN in fp32 too). Expected: the float64
     // reference, whose infinities and NaN follow the same rules.
@@ -683,7 +704,7 @@ TEST_SUITE("gpu") {
       CAPTURE(beta);
       std::vector<double> R, S;
       smem::test::gemm_reference_cpu(M, N, K, 1.0f, A, K, B, N, beta, C0, N, R, S);
-      const auto got = run_split(M, N, K, 1.0f, A, K, B, N, beta, C0, N);
+      const auto got = run_split(v, M, N, K, 1.0f, A, K, B, N, beta, C0, N);
       int wrong = 0, specials = 0;
       for (std::size_t x = 0; x < R.size(); ++x) {
         const bool ok = std::isnan(R[x])   ? std::isnan(got[x])
@@ -696,9 +717,12 @@ TEST_SUITE("gpu") {
       CHECK(wrong == 0);
       CHECK(specials >= 2 * N + M);  // the rows and columns above do hold infinities and NaN
     }
+    }
   }
 
-  TEST_CASE("split_tf32: values near FLT_MAX stay finite and accurate") {
+  TEST_CASE("every split step: values near FLT_MAX stay finite and accurate") {
+    for (const gm::Variant v : kSplitVariants) {
+      CAPTURE(gm::name(v));
     // |a| up to FLT_MAX (0x7f7ff000 and up would round to inf as TF32) times |b| <= 1/4 over
     // K = 3: every product, partial sum and result is finite in fp32; then the roles swapped.
     const int M = 19, N = 23, K = 3;
@@ -727,16 +751,19 @@ TEST_SUITE("gpu") {
       std::vector<float> C0(std::size_t(m) * n, NAN);  // beta = 0: must not leak
       std::vector<double> R, S;
       smem::test::gemm_reference_cpu(m, n, K, 1.0f, A, K, B, n, 0.0f, C0, n, R, S);
-      const auto got = run_split(m, n, K, 1.0f, A, K, B, n, 0.0f, C0, n);
+      const auto got = run_split(v, m, n, K, 1.0f, A, K, B, n, 0.0f, C0, n);
       int wrong = 0;
       for (std::size_t x = 0; x < R.size(); ++x)
         if (!(std::isfinite(got[x]) && std::fabs(got[x] - R[x]) <= 16 * FLT_EPSILON * S[x]) && wrong++ < 8)
           MESSAGE("element " << x << ": " << got[x] << ", expected " << R[x]);
       CHECK(wrong == 0);
     }
+    }
   }
 
-  TEST_CASE("split_tf32: subnormal inputs are read to within 2^-147, not flushed") {
+  TEST_CASE("every split step: subnormal inputs are read to within 2^-147, not flushed") {
+    for (const gm::Variant v : kSplitVariants) {
+      CAPTURE(gm::name(v));
     // Rows of A all subnormal, all just above the normal limit, or uniform(-1, 1); columns of B
     // uniform(-1, 1), large (2^20 to 2^40: subnormal a times b is a normal product) or subnormal.
     // Bound per element: fp32-level on S, plus 2^-146 for each operand read (the split keeps a
@@ -764,7 +791,7 @@ TEST_SUITE("gpu") {
     std::vector<float> C0(std::size_t(M) * N, NAN);
     std::vector<double> R, S;
     smem::test::gemm_reference_cpu(M, N, K, 1.0f, A, K, B, N, 0.0f, C0, N, R, S);
-    const auto got = run_split(M, N, K, 1.0f, A, K, B, N, 0.0f, C0, N);
+    const auto got = run_split(v, M, N, K, 1.0f, A, K, B, N, 0.0f, C0, N);
     int wrong = 0, telling = 0;
     for (int i = 0; i < M; ++i)
       for (int j = 0; j < N; ++j) {
@@ -779,9 +806,12 @@ TEST_SUITE("gpu") {
       }
     CHECK(wrong == 0);
     CHECK(telling > M * N / 8);
+    }
   }
 
-  TEST_CASE("split_tf32: max |c - r| / (sum |a||b|) is fp32-level, 100 times below one TF32 product's") {
+  TEST_CASE("every split step: max |c - r| / (sum |a||b|) is fp32-level, 100 times below one TF32 product's") {
+    for (const gm::Variant v : kSplitVariants) {
+      CAPTURE(gm::name(v));
     // The accuracy measure (max_scaled_error) at small shapes against float64. The split's bound,
     // with u = 2^-24: 16 u (what the split misses of a product: at most 2^-23 of each operand and
     // the dropped a_lo b_lo, below 2^-22 of it, 8 u in all) plus K u (an mma rounds, or truncates,
@@ -801,7 +831,7 @@ TEST_SUITE("gpu") {
         std::vector<double> R, S;
         smem::test::gemm_reference_cpu(s.M, s.N, s.K, 1.0f, A, lda, B, ldb, 0.0f, C0, ldc, R, S);
         const double split = smem::test::max_scaled_error(
-            run_split(s.M, s.N, s.K, 1.0f, A, lda, B, ldb, 0.0f, C0, ldc), ldc, R, S, s.M, s.N);
+            run_split(v, s.M, s.N, s.K, 1.0f, A, lda, B, ldb, 0.0f, C0, ldc), ldc, R, S, s.M, s.N);
         const double tf32 = smem::test::max_scaled_error(tf32_gemm_cpu(s.M, s.N, s.K, A, lda, B, ldb), s.N, R, S,
                                                          s.M, s.N);
         const double bound = (16 + s.K) * u;
@@ -811,6 +841,7 @@ TEST_SUITE("gpu") {
         CHECK(tf32 > bound);
         CHECK(tf32 >= 100 * split);
       }
+    }
   }
 
   TEST_CASE("the GPU accuracy measure agrees with the CPU's") {
@@ -821,7 +852,7 @@ TEST_SUITE("gpu") {
     std::vector<float> C0(std::size_t(M) * ldc, NAN);
     std::vector<double> R, S;
     smem::test::gemm_reference_cpu(M, N, K, 1.0f, A, K, B, N, 0.0f, C0, ldc, R, S);
-    auto C = run_split(M, N, K, 1.0f, A, K, B, N, 0.0f, C0, ldc);
+    auto C = run_split(gm::Variant::split_tf32, M, N, K, 1.0f, A, K, B, N, 0.0f, C0, ldc);
     C[ldc + 3] += 1e-3f;  // one element clearly off: the maximum
     DeviceBuffer<float> dC(C);
     DeviceBuffer<double> dR(R), dS(S);
@@ -937,6 +968,9 @@ TEST_SUITE("host") {
         case gm::Variant::autotuned:
         case gm::Variant::split_tail: return {gm::kMinTile, gm::kMinTile};
         case gm::Variant::split_tf32: return {gm::SplitTf32Default::kBM, gm::SplitTf32Default::kBN};
+#if defined(SMEM_GEMM_SM90A)
+        case gm::Variant::split_wgmma: return {gm::SplitWgmmaShape::kBM, gm::SplitWgmmaShape::kBN};
+#endif
       }
       return {0, 0};
     };

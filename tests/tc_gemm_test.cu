@@ -726,7 +726,7 @@ TEST_SUITE("host") {
       const std::string v = m.benchmark.substr(8, m.benchmark.find('/', 8) - 8);
       const int a = v == "mma_ldmatrix" ? tca::ldmatrix_a<tc::LdmatrixA>(0, 0).cost().wavefronts
                     : v == "padded"     ? tca::ldmatrix_a<tc::PaddedA>(0, 0).cost().wavefronts
-                    : v == "tma"        ? tca::ldmatrix_a<tc::TmaTile<128, 64>>(0, 0).cost().wavefronts
+                    : v == "tma"        ? tca::ldmatrix_a<tc::TmaTile<tc::bf16, 128, 64>>(0, 0).cost().wavefronts
                                         : tca::ldmatrix_a<tc::SwizzledA>(0, 0).cost().wavefronts;
       CHECK(m["sass_ldsm_wavefronts_per_instruction"] == doctest::Approx(a).epsilon(0.001));
       if (v == "mma_ldmatrix" || v == "padded" || v == "swizzled")

@@ -5,6 +5,9 @@
 ///
 /// Every launcher computes, row-major, C = alpha * A * B + beta * C (A M x K with lda >= K,
 /// B K x N with ldb >= N, C M x N with ldc >= N) and follows gemm_common.cuh's contract.
+///
+/// Step 15 (TMA, wgmma, setmaxnreg) needs the arch-specific target sm_90a: it joins the list when
+/// SMEM_GEMM_SM90A is defined, which the project's CMake does when it builds for sm_90a only.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -24,6 +27,9 @@
 #include "sgemm_12_multistage.cuh"
 #include "sgemm_13_autotuned.cuh"
 #include "sgemm_14_split_tf32.cuh"
+#if defined(SMEM_GEMM_SM90A)
+#include "sgemm_15_split_wgmma.cuh"
+#endif
 
 /// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher
 /// (`name(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream)`) and its plan
@@ -56,7 +62,17 @@
   X(13, split_tail, "sgemm_13_autotuned.cuh",                                                        \
     "Split tail: the autotuned shape, its last part-filled wave of tiles split along K, parts added with atomics.") \
   X(14, split_tf32, "sgemm_14_split_tf32.cuh",                                                       \
-    "Split TF32: each operand as two TF32 values, three mma.sync products each, fp32-level accuracy.")
+    "Split TF32: each operand as two TF32 values, three mma.sync products each, fp32-level accuracy.") \
+  SMEM_GEMM_HOPPER_STEPS(X)
+
+/// Hopper's step (sm_90a), as above: in the list where SMEM_GEMM_SM90A is defined.
+#if defined(SMEM_GEMM_SM90A)
+#define SMEM_GEMM_HOPPER_STEPS(X)                                                                    \
+  X(15, split_wgmma, "sgemm_15_split_wgmma.cuh",                                                     \
+    "Split TF32 on wgmma: TMA-loaded fp32 tiles, C^T = B^T A^T with B^T split in registers, persistent blocks.")
+#else
+#define SMEM_GEMM_HOPPER_STEPS(X)
+#endif
 
 namespace smem::gemm {
 

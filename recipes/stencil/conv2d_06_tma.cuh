@@ -43,32 +43,6 @@
 
 namespace smem::stencil {
 
-//! [tma copies]
-/// TMA load: the box of a 2D map with corner (x, y) into shared memory at dst (128-byte
-/// aligned); its bytes complete on `bar`. Coordinates may be negative.
-__device__ __forceinline__ void tma_load_2d(float* dst, const CUtensorMap* map, int x, int y, std::uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
-          "r"(smem_u32(dst)), "l"(map), "r"(x), "r"(y), "r"(smem_u32(bar))
-      : "memory");
-}
-/// TMA store: the box of a 2D map with corner (x, y) from shared memory at src (128-byte
-/// aligned); the parts of the box outside the array are not written. One bulk group per commit.
-__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, int x, int y, const float* src) {
-  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(map), "r"(x),
-               "r"(y), "r"(smem_u32(src))
-               : "memory");
-}
-__device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-/// Waits until all but the kPending most recent store groups have read their shared memory.
-template <int kPending>
-__device__ __forceinline__ void tma_store_wait_read() {
-  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
-}
-/// Orders this thread's shared-memory writes before later TMA (async proxy) reads of them.
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-//! [tma copies]
-
 //! [tma kernel]
 /// Step 6's tile in shared memory: the rows and columns of step 5's map (the input tile with its
 /// halo, column 0 at x0 - kPad), landed as three TMA boxes one after the other: the tile's own
@@ -124,9 +98,9 @@ __global__ void __launch_bounds__(CoarseShape<R>::kThreads, kTmaMinBlocks<R>)
     mbar_init(&full, 1);
     fence_barrier_init();
     mbar_arrive_expect_tx(&full, T::kBytes);
-    tma_load_2d(tile, &in_map, x0, y0 - R, &full);
-    tma_load_2d(tile + T::kLeft, &halo_map, x0 - S::kPad, y0 - R, &full);
-    tma_load_2d(tile + T::kRight, &halo_map, x_right, y0 - R, &full);
+    tma_load(tile, &in_map, x0, y0 - R, &full);
+    tma_load(tile + T::kLeft, &halo_map, x0 - S::kPad, y0 - R, &full);
+    tma_load(tile + T::kRight, &halo_map, x_right, y0 - R, &full);
   }
   __syncthreads();      // the barrier is initialized before anyone waits on it
   mbar_wait(&full, 0);  // the tile has landed
@@ -140,7 +114,7 @@ __global__ void __launch_bounds__(CoarseShape<R>::kThreads, kTmaMinBlocks<R>)
   fence_proxy_async();  // the staged outputs are visible to the TMA store
   __syncthreads();
   if (issuer) {
-    tma_store_2d(&out_map, x0, y0, tile);  // clipped at the image's edges
+    tma_store(&out_map, x0, y0, tile);  // clipped at the image's edges
     tma_store_commit();
     tma_store_wait_read<0>();  // the tile outlives the store's reads of it
   }

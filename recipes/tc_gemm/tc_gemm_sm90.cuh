@@ -1,13 +1,10 @@
 /// \file tc_gemm_sm90.cuh
-/// \brief The Hopper kit of the tensor-core GEMM (sm_90a), what steps 8 to 16 share: the 128-byte
-/// swizzle that all their tiles use (TmaTile: the offsets, TMA boxes, wgmma descriptors, alignment
-/// and shared memory of one layout), the tensor maps and the launch that makes them, mbarriers,
-/// TMA loads and stores, `wgmma`, `setmaxnreg`, and the warp-specialized tile of steps 12 to 16
-/// with its TMA-store epilogue. The family's only header that includes <cuda.h> (the tensor maps'
-/// types; no driver library is linked).
+/// \brief The Hopper kit of the tensor-core GEMM (sm_90a), what steps 8 to 16 share, on the
+/// project's Hopper core (sm90/sm90.cuh: TmaTile, the tensor maps, mbarriers, TMA loads and stores,
+/// wgmma's fences, `setmaxnreg`): the stages of bf16 TmaTile windows that TMA fills and the launch
+/// that makes their tensor maps, the bf16 `wgmma` instructions and their descriptors, and the
+/// warp-specialized tile of steps 12 to 16 with its TMA-store epilogue.
 #pragma once
-#include <cuda.h>
-#include <cudaTypedefs.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -15,81 +12,12 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "../sm90/sm90.cuh"
 #include "tc_gemm_common.cuh"
 
 namespace smem::tc_gemm {
 
-//! [tensor map]
-/// True when TMA may read or write the rows of a matrix: a 16-byte aligned base and a leading
-/// dimension that is a multiple of 16 bytes (the tensor map's stride rule). The Hopper steps return
-/// cudaErrorInvalidValue for an A or B (or D, for the TMA store) that breaks it.
-inline bool tma_rows(const bf16* p, int ld) { return aligned(p, 16) && ld % 8 == 0; }
-
-/// cuTensorMapEncodeTiled, taken from the driver through the runtime once (no -lcuda needed); null
-/// if the driver does not have it.
-inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found) !=
-            cudaSuccess ||
-        found != cudaDriverEntryPointSuccess)
-      f = nullptr;
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
-  }();
-  return fn;
-}
-//! [tensor map]
-
-//! [tma tile]
-/// The 128-byte swizzle, the one layout of every Hopper tile: TMA writes it (make_map), wgmma reads
-/// it (desc), ldmatrix and the epilogue's staging writes address it (offset). A ROWS x COLS bf16
-/// tile is stored as panels of 64 columns, one after the other; a panel's row is 128 bytes, the
-/// swizzle's span and a TMA box's width, and in it chunk c / 8 of row r sits at chunk
-/// (c / 8) ^ (r % 8), step 5's XOR. The hardware takes r % 8 from address bits 7 to 9, so the
-/// pattern repeats every 8 rows (kAlign = 1024 bytes) and the tile must start at such a boundary.
-template <int ROWS, int COLS>
-struct TmaTile {
-  static_assert(ROWS % 8 == 0 && ROWS <= 256 && COLS % 64 == 0, "whole 8-row groups, boxes of at most 256 rows");
-  static constexpr int kPanel = ROWS * 64;  ///< elements from one panel to the next
-  static constexpr int kElems = ROWS * COLS;
-  static constexpr unsigned kAlign = 1024;  ///< 8 rows of 128 bytes: where the pattern repeats
-  __host__ __device__ static constexpr int offset(int r, int c) {
-    return c / 64 * kPanel + r * 64 + ((c % 64 / 8) ^ (r % 8)) * 8 + c % 8;
-  }
-  /// The dynamic shared memory for `bytes` of such tiles: kAlign more, the most align() skips.
-  static constexpr unsigned smem_bytes(unsigned bytes) { return bytes + kAlign; }
-  /// The first kAlign boundary at or after p in shared memory: where the tiles start.
-  static __device__ __forceinline__ unsigned char* align(unsigned char* p) {
-    return p + (kAlign - smem_u32(p) % kAlign) % kAlign;
-  }
-  /// The tensor map of a rows x cols row-major matrix (leading dimension ld) read or written in
-  /// boxes of one panel, ROWS x 64, in this swizzle. Boxes that reach past the matrix are
-  /// zero-filled on loads; stores clip rows past the matrix, but a row only at 16-byte chunks (see
-  /// store_packed_panel). False if the driver refuses it.
-  static bool make_map(CUtensorMap* map, const bf16* g, int rows, int cols, int ld) {
-    const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
-    if (encode == nullptr) return false;
-    const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
-    const cuuint64_t strides[1] = {cuuint64_t(ld) * sizeof(bf16)};
-    const cuuint32_t box[2] = {64, cuuint32_t(ROWS)}, unit[2] = {1, 1};
-    return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<bf16*>(g), dims, strides, box, unit,
-                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-  }
-  /// The wgmma descriptor of the operand at s in such a tile: start address, leading and stride
-  /// byte offsets (in 16-byte units) and layout type 1, this swizzle. The stride, from one 8-row
-  /// group to the next, is kAlign; the leading offset is one panel in an MN-major operand (B: rows
-  /// of n, panels side by side) and unused in a K-major one (A: one panel, rows of 64 k).
-  template <bool kMnMajor>
-  static __device__ __forceinline__ std::uint64_t desc(const bf16* s) {
-    static_assert(kMnMajor || COLS == 64, "a K-major operand's rows are one 128-byte span");
-    constexpr unsigned kLeading = kMnMajor ? kPanel * sizeof(bf16) : 16;
-    return std::uint64_t(smem_u32(s) >> 4 & 0x3FFF) | std::uint64_t(kLeading >> 4 & 0x3FFF) << 16 |
-           std::uint64_t(kAlign >> 4 & 0x3FFF) << 32 | std::uint64_t(1) << 62;
-  }
-};
-//! [tma tile]
+using namespace smem::sm90;  // the core's names; smem_u32 resolves to tc_gemm_common's, the same function
 
 /// The kernel of steps 8 to 11: (a_map, b_map, M, N, K, alpha, beta, C, ldc, D, ldd).
 using TmaKernel = void (*)(const CUtensorMap, const CUtensorMap, int, int, int, float, float, const bf16*, int, bf16*,
@@ -124,65 +52,6 @@ cudaError_t launch_tma(Plan<Kernel> (*plan_of)(int, int, int, const bf16*, int, 
   }
 }
 
-//! [mbarrier]
-/// An mbarrier that completes a phase when `count` threads arrived and every byte announced with
-/// expect_tx has landed.
-__device__ __forceinline__ void mbar_init(std::uint64_t* bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count));
-}
-/// Makes the initialized barriers visible to the async proxy (TMA) and to the cluster.
-__device__ __forceinline__ void fence_barrier_init() {
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-}
-/// Arrives once and announces `bytes` more to land on this phase.
-__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
-}
-/// Waits until the phase of parity `parity` has completed.
-__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
-  unsigned done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 "
-        "p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(smem_u32(bar)), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-//! [mbarrier]
-
-//! [tma]
-/// TMA: the box of `map` whose corner is (column c, row r) into shared memory at dst; its bytes
-/// complete_tx on `bar`.
-__device__ __forceinline__ void tma_load(bf16* dst, const CUtensorMap* map, int c, int r, std::uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
-      ::"r"(smem_u32(dst)), "l"(map), "r"(c), "r"(r), "r"(smem_u32(bar))
-      : "memory");
-}
-/// TMA store of a box from shared memory; the part past the matrix is not written.
-__device__ __forceinline__ void tma_store(const CUtensorMap* map, int c, int r, const bf16* src) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group "
-      "[%0, {%1, %2}], [%3];\n" ::"l"(map),
-      "r"(c), "r"(r), "r"(smem_u32(src))
-      : "memory");
-}
-__device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-/// Waits until all but the kPending most recent committed stores have read their shared memory
-/// (which may then be overwritten).
-template <int kPending>
-__device__ __forceinline__ void tma_store_wait_read() {
-  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
-}
-/// Orders this thread's shared-memory writes before later async-proxy (TMA) reads of them.
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-//! [tma]
-
 //! [tma stage]
 /// One pipeline stage of a BM x BN x BK block tile as TMA fills it: A's tile (one box of BM rows by
 /// 64 k) and then B's (BN / 64 boxes of BK rows by 64 columns), both TmaTile, so each starts at the
@@ -191,8 +60,8 @@ template <int BM, int BN, int BK>
 struct TmaStage {
   static_assert(BK == 64, "a row of A's tile is one 128-byte swizzle span");
   static_assert(BM % 64 == 0 && BN % 64 == 0, "whole wgmma blocks");
-  using LA = TmaTile<BM, BK>;
-  using LB = TmaTile<BK, BN>;
+  using LA = TmaTile<bf16, BM, BK>;
+  using LB = TmaTile<bf16, BK, BN>;
   static constexpr int kAElems = LA::kElems, kElems = kAElems + LB::kElems;
   static constexpr unsigned kBytes = kElems * sizeof(bf16);
   static_assert(kAElems * sizeof(bf16) % LA::kAlign == 0 && kBytes % LA::kAlign == 0, "tiles at 1024-byte steps");
@@ -245,20 +114,6 @@ struct RingDescs {
 //! [wgmma descriptors]
 
 //! [wgmma]
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-/// Waits until at most kPending committed wgmma groups of this warpgroup are still running.
-template <int kPending>
-__device__ __forceinline__ void wgmma_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
-}
-/// Keeps the compiler from moving accumulator reads or writes across wgmma_fence/wgmma_wait.
-template <int N>
-__device__ __forceinline__ void fence_acc(float (&d)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-
 #define SMEM_ACC8(i)                                                                                              \
   "+f"(d[i + 0]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), \
       "+f"(d[i + 7])
@@ -310,33 +165,7 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[N / 2], std::uint64_t a, s
 }
 //! [wgmma]
 
-/// This thread's warpgroup, threadIdx.x / 128, read from lane 0: the compiler then knows that it is
-/// the same in the whole warp and keeps what is computed from it (the descriptors) in uniform
-/// registers, which wgmma takes without a move.
-__device__ __forceinline__ int warpgroup() { return __shfl_sync(0xffffffffu, int(threadIdx.x) / 128, 0); }
-
-/// Moves this warpgroup's registers per thread to kRegs (setmaxnreg): down for a producer that
-/// needs few, up for the consumers that hold the accumulators.
-template <int kRegs>
-__device__ __forceinline__ void regs_down() {
-  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
-}
-template <int kRegs>
-__device__ __forceinline__ void regs_up() {
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
-}
-/// A barrier of `threads` threads on hardware barrier `id` (0 is __syncthreads'): one warpgroup
-/// synchronizes without stopping the others.
-__device__ __forceinline__ void named_barrier(int id, int threads) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
 //! [wgmma epilogue]
-/// Where an m64nN wgmma's accumulators lie in its 64 x N tile: thread t of the warpgroup holds
-/// row acc_row(t, h) and columns acc_col(t, j) + e in d[4 j + 2 h + e] (h, e in {0, 1}).
-__device__ __forceinline__ int acc_row(int t, int h) { return 16 * (t / 32) + t % 32 / 4 + 8 * h; }
-__device__ __forceinline__ int acc_col(int t, int j) { return 8 * j + 2 * (t % 4); }
-
 /// D = alpha acc + beta C for the accumulators of one m64nN wgmma whose tile corner is (row0,
 /// col0). Pairs of columns go out as one 4-byte store where D (and C) allow it.
 template <int N>
@@ -374,7 +203,7 @@ struct PersistentShapeOf : TmaStage<128, BN, 64> {
   static constexpr int kBM = 128, kBN = BN, kBK = 64, kStages = Stages, kConsumers = 2;
   static constexpr int kThreads = 128 * (kConsumers + 1);
   static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
-  using LD = TmaTile<64, 64>;  ///< one staging panel of D
+  using LD = TmaTile<bf16, 64, 64>;  ///< one staging panel of D
   static constexpr int kPanelElems = LD::kElems;
   static constexpr unsigned kSmemBytes =
       TmaStage<128, BN, 64>::smem_bytes(kStages, unsigned(kConsumers * 2 * kPanelElems * sizeof(bf16)));
