@@ -66,9 +66,6 @@ struct SplitWgmmaShape {
 /// vary at run time.
 __device__ __forceinline__ void wgmma_tf32_m64n128k8(float (&d)[64], const unsigned (&a)[4], std::uint64_t b,
                                                      bool accumulate) {
-#define SMEM_ACC8(i)                                                                                              \
-  "+f"(d[i + 0]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), \
-      "+f"(d[i + 7])
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
@@ -80,7 +77,6 @@ __device__ __forceinline__ void wgmma_tf32_m64n128k8(float (&d)[64], const unsig
       : SMEM_ACC8(0), SMEM_ACC8(8), SMEM_ACC8(16), SMEM_ACC8(24), SMEM_ACC8(32), SMEM_ACC8(40), SMEM_ACC8(48),
         SMEM_ACC8(56)
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(int(accumulate)));
-#undef SMEM_ACC8
 }
 
 /// The kernel of step 15: (a_map, b_map, M, N, K, alpha, beta, C, ldc).

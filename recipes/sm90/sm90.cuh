@@ -173,6 +173,11 @@ __device__ __forceinline__ void fence_acc(float (&d)[N]) {
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
+/// The inline-PTX operands of accumulators d[i] to d[i + 7] ("+f": read and written), in a wgmma
+/// wrapper whose accumulator array is named d (a wgmma lists every accumulator register).
+#define SMEM_ACC8(i)                                                                                              \
+  "+f"(d[i + 0]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), \
+      "+f"(d[i + 7])
 /// Where an m64nN wgmma's accumulators lie in its 64 x N tile: thread t of the warpgroup holds
 /// row acc_row(t, h) and columns acc_col(t, j) + e in d[4 j + 2 h + e] (h, e in {0, 1}).
 __device__ __forceinline__ int acc_row(int t, int h) { return 16 * (t / 32) + t % 32 / 4 + 8 * h; }

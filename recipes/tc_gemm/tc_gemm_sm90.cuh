@@ -114,9 +114,6 @@ struct RingDescs {
 //! [wgmma descriptors]
 
 //! [wgmma]
-#define SMEM_ACC8(i)                                                                                              \
-  "+f"(d[i + 0]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), \
-      "+f"(d[i + 7])
 /// d[64] = A (64 x 16) * B (16 x 128) + (accumulate ? d : 0), one warpgroup.
 __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], std::uint64_t a, std::uint64_t b, bool accumulate) {
   asm volatile(
@@ -151,8 +148,6 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t 
         SMEM_ACC8(112), SMEM_ACC8(120)
       : "l"(a), "l"(b), "r"(int(accumulate)));
 }
-
-#undef SMEM_ACC8
 
 /// d = A (64 x 16) * B (16 x N) + (accumulate ? d : 0): the m64nNk16 wgmma for N = 128 or 256.
 template <int N>
