@@ -48,6 +48,7 @@ PROFILES = {
     "stencil-st7-tiles": ("stencil_st7_tiles.txt", "[8:32]", "["),
     "stencil-st7-walks": ("stencil_st7_walks.txt", "[walk 1]", "["),
     "scan-tiles": ("scan_tiles.txt", "[128:10]", "["),
+    "gemm-split-placement": ("gemm_split_placement.txt", "[accuracy", "["),
 }
 
 
