@@ -120,6 +120,7 @@ void gemm_rows() {
   kernel_rows("14 `split_tf32`", f, [](auto&& v) { ga::split_tf32<gm::SplitTf32Default>(v); });
 #if defined(SMEM_GEMM_SM90A)
   kernel_rows("15 `split_wgmma`", f, [](auto&& v) { ga::split_wgmma<gm::SplitWgmmaShape>(v); });
+  kernel_rows("16 `split_presplit`", f, [](auto&& v) { ga::split_wgmma<gm::PresplitShape>(v); });
 #endif
 }
 

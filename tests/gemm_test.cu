@@ -16,6 +16,7 @@
 #include <gemm/gemm.cuh>
 
 #include <algorithm>
+#include <array>
 #include <cfloat>
 #include <climits>
 #include <cmath>
@@ -285,10 +286,10 @@ std::vector<float> tf32_gemm_cpu(int M, int N, int K, const std::vector<float>& 
   return C;
 }
 
-// The split steps: 14, and 15 where the build has Hopper's steps.
+// The split steps: 14, and 15 and 16 where the build has Hopper's steps.
 constexpr gm::Variant kSplitVariants[] = {gm::Variant::split_tf32,
 #if defined(SMEM_GEMM_SM90A)
-                                          gm::Variant::split_wgmma
+                                          gm::Variant::split_wgmma, gm::Variant::split_presplit
 #endif
 };
 
@@ -301,8 +302,9 @@ std::vector<float> rows_of_4(const std::vector<float>& X, int rows, int cols, in
   return Y;
 }
 
-// Runs split step v on host matrices (C0 uploaded first); returns C. Step 15 gets A and B with rows
-// a multiple of 16 bytes apart, so that its TMA kernel runs (step 14 runs for any other rows).
+// Runs split step v on host matrices (C0 uploaded first); returns C. Steps 15 and 16 get A and B
+// with rows a multiple of 16 bytes apart, so that their TMA kernels run (step 14 runs for any
+// other rows).
 std::vector<float> run_split(gm::Variant v, int M, int N, int K, float alpha, const std::vector<float>& A, int lda,
                              const std::vector<float>& B, int ldb, float beta, const std::vector<float>& C0, int ldc) {
   const bool tma = v != gm::Variant::split_tf32;
@@ -720,6 +722,39 @@ TEST_SUITE("gpu") {
     }
   }
 
+#if defined(SMEM_GEMM_SM90A)
+  TEST_CASE("step 16 gives step 15's C bit for bit, A at any alignment and leading dimension") {
+    // The same products and sums from A split once into planes: equal to step 15's C (which gets A
+    // with 16-byte rows) element for element, for odd shapes, K not a multiple of 4 and A's rows
+    // at an odd leading dimension and one float off 16 bytes; B's rows 16-byte aligned.
+    auto g = smem::test::rng(161);
+    for (const std::array<int, 3>& shape : {std::array<int, 3>{1, 1, 1}, {37, 131, 45}, {130, 129, 257},
+                                            {256, 384, 1000}}) {
+      const int M = shape[0], N = shape[1], K = shape[2];
+      CAPTURE(M);
+      CAPTURE(N);
+      CAPTURE(K);
+      const int lda = K + 3, ldb = (N + 3) / 4 * 4;
+      const auto A = smem::test::random_vector<float>(std::size_t(M) * lda, g);
+      const auto B = smem::test::random_vector<float>(std::size_t(K) * ldb, g);
+      const auto C0 = smem::test::random_vector<float>(std::size_t(M) * N, g);
+      const auto c15 = run_split(gm::Variant::split_wgmma, M, N, K, 1.5f, A, lda, B, ldb, 0.5f, C0, N);
+      std::vector<float> A1(A.size() + 1);  // A one float after a 16-byte boundary
+      std::copy(A.begin(), A.end(), A1.begin() + 1);
+      DeviceBuffer<float> dA(A1), dB(B), dC(C0);
+      REQUIRE(gm::run(gm::Variant::split_presplit, M, N, K, 1.5f, dA.get() + 1, lda, dB.get(), ldb, 0.5f, dC.get(),
+                      N) == cudaSuccess);
+      SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+      const auto c16 = dC.download();
+      int wrong = 0;
+      for (std::size_t x = 0; x < c15.size(); ++x)
+        if (std::memcmp(&c15[x], &c16[x], sizeof(float)) != 0 && wrong++ < 8)
+          MESSAGE("element " << x / N << ", " << x % N << ": " << c16[x] << ", step 15 " << c15[x]);
+      CHECK(wrong == 0);
+    }
+  }
+#endif
+
   TEST_CASE("every split step: values near FLT_MAX stay finite and accurate") {
     for (const gm::Variant v : kSplitVariants) {
       CAPTURE(gm::name(v));
@@ -969,7 +1004,8 @@ TEST_SUITE("host") {
         case gm::Variant::split_tail: return {gm::kMinTile, gm::kMinTile};
         case gm::Variant::split_tf32: return {gm::SplitTf32Default::kBM, gm::SplitTf32Default::kBN};
 #if defined(SMEM_GEMM_SM90A)
-        case gm::Variant::split_wgmma: return {gm::SplitWgmmaShape::kBM, gm::SplitWgmmaShape::kBN};
+        case gm::Variant::split_wgmma:
+        case gm::Variant::split_presplit: return {gm::SplitWgmmaShape::kBM, gm::SplitWgmmaShape::kBN};
 #endif
       }
       return {0, 0};

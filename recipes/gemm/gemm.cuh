@@ -29,6 +29,7 @@
 #include "sgemm_14_split_tf32.cuh"
 #if defined(SMEM_GEMM_SM90A)
 #include "sgemm_15_split_wgmma.cuh"
+#include "sgemm_16_presplit.cuh"
 #endif
 
 /// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher
@@ -65,11 +66,13 @@
     "Split TF32: each operand as two TF32 values, three mma.sync products each, fp32-level accuracy.") \
   SMEM_GEMM_HOPPER_STEPS(X)
 
-/// Hopper's step (sm_90a), as above: in the list where SMEM_GEMM_SM90A is defined.
+/// Hopper's steps (sm_90a), as above: in the list where SMEM_GEMM_SM90A is defined.
 #if defined(SMEM_GEMM_SM90A)
 #define SMEM_GEMM_HOPPER_STEPS(X)                                                                    \
   X(15, split_wgmma, "sgemm_15_split_wgmma.cuh",                                                     \
-    "Split TF32 on wgmma: TMA-loaded fp32 tiles, C^T = B^T A^T with B^T split in registers, persistent blocks.")
+    "Split TF32 on wgmma: TMA-loaded fp32 tiles, C^T = B^T A^T with B^T split in registers, persistent blocks.") \
+  X(16, split_presplit, "sgemm_16_presplit.cuh",                                                     \
+    "A split once: a pass writes A's hi and lo planes, step 15's kernel loads both by TMA and only multiplies.")
 #else
 #define SMEM_GEMM_HOPPER_STEPS(X)
 #endif

@@ -50,6 +50,8 @@ struct SplitWgmmaShape {
   using LB = sm90::TmaTile<float, kBK, kBN>;  ///< B's tile B[k][n]: four panels of 32 columns
   static constexpr int kAElems = LA::kElems, kStageElems = 2 * kAElems + LB::kElems;
   static constexpr unsigned kLoadBytes = (kAElems + LB::kElems) * sizeof(float);  ///< TMA's bytes per stage
+  /// Step 16's kernel takes A split already: TMA loads its lo tile too, and no stage is split.
+  static constexpr bool kPresplit = false;
   static constexpr unsigned kSmemBytes = LA::smem_bytes(kStages * kStageElems * sizeof(float));
   /// The split pass: consumer thread ct (0 to 255) splits 16-byte chunk c = ct + 256 i (i < 4) of
   /// A's tile, row c / 8, columns 4 (c % 8) to 4 (c % 8) + 3; a warp covers four whole rows.
@@ -113,6 +115,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
           float* st = smem + s * S::kStageElems;
           sm90::mbar_arrive_expect_tx(&full[s], S::kLoadBytes);
           sm90::tma_load(st, &a_map, kt * S::kBK, int(tile % tiles_m) * S::kBM, &full[s]);
+          if constexpr (S::kPresplit)  // A's lo plane: rows M on of the same map
+            sm90::tma_load(st + S::kAElems, &a_map, kt * S::kBK, M + int(tile % tiles_m) * S::kBM, &full[s]);
           for (int p = 0; p < S::kBN / LB::kSpan; ++p)
             sm90::tma_load(st + 2 * S::kAElems + p * LB::kPanel, &b_map, int(tile / tiles_m) * S::kBN + LB::kSpan * p,
                            kt * S::kBK, &full[s]);
@@ -134,19 +138,21 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       float* As = smem + s * S::kStageElems;
       float* Alo = As + S::kAElems;
       const float* Bs = Alo + S::kAElems;
-      // The split pass over A's tile: hi in place, lo into its tile; both consumers, then a barrier.
+      if constexpr (!S::kPresplit) {
+        // The split pass over A's tile: hi in place, lo into its tile; both consumers, then a barrier.
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int c = ct + 256 * i, at = LA::offset(S::split_row(c), S::split_col(c));
-        const float4 x = *reinterpret_cast<const float4*>(As + at);
-        uint4 hi, lo;
-        tf32_split(x.x, hi.x, lo.x), tf32_split(x.y, hi.y, lo.y), tf32_split(x.z, hi.z, lo.z);
-        tf32_split(x.w, hi.w, lo.w);
-        *reinterpret_cast<uint4*>(As + at) = hi;
-        *reinterpret_cast<uint4*>(Alo + at) = lo;
+        for (int i = 0; i < 4; ++i) {
+          const int c = ct + 256 * i, at = LA::offset(S::split_row(c), S::split_col(c));
+          const float4 x = *reinterpret_cast<const float4*>(As + at);
+          uint4 hi, lo;
+          tf32_split(x.x, hi.x, lo.x), tf32_split(x.y, hi.y, lo.y), tf32_split(x.z, hi.z, lo.z);
+          tf32_split(x.w, hi.w, lo.w);
+          *reinterpret_cast<uint4*>(As + at) = hi;
+          *reinterpret_cast<uint4*>(Alo + at) = lo;
+        }
+        sm90::fence_proxy_async();  // the split tiles, written by threads, are read by wgmma
+        sm90::named_barrier(1, 128 * S::kConsumers);
       }
-      sm90::fence_proxy_async();  // the split tiles, written by threads, are read by wgmma
-      sm90::named_barrier(1, 128 * S::kConsumers);
 #pragma unroll
       for (int k8 = 0; k8 < S::kBK / 8; ++k8) {
         const int k = 8 * k8 + q;
@@ -190,8 +196,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
 
 /// The TMA kernel's plan: one block per SM, at most one per tile; null beyond kMaxGridBlocks tiles
 /// (asked before the device is) or without a device.
-inline Plan<SplitWgmmaKernel> split_wgmma_tma_plan(int M, int N) {
-  using S = SplitWgmmaShape;
+template <class S = SplitWgmmaShape>
+Plan<SplitWgmmaKernel> split_wgmma_tma_plan(int M, int N) {
   const long long tiles_mn = tile_blocks(M, N, S::kBM, S::kBN);
   int dev = 0, sms = 0;
   if (tiles_mn > kMaxGridBlocks || cudaGetDevice(&dev) != cudaSuccess ||

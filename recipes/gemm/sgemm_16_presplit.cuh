@@ -1,0 +1,125 @@
+/// \file sgemm_16_presplit.cuh
+/// \brief Step 16, A split once: a pass before the GEMM writes A's hi and lo parts to memory, and
+/// step 15's kernel loads both tiles with TMA instead of splitting A's tile itself (sm_90a).
+///
+/// What changes from step 15, and why it is faster: step 15 splits A's tile in every block that
+/// loads it, ceil(N / 128) times per element of A, in a pass of the consumer warpgroups between
+/// `wgmma` groups (loads, stores, a fence and a barrier of both consumers per K-tile). Here a
+/// memory-bound kernel splits each element of A once into two planes, hi (rows 0 to M - 1) and lo
+/// (rows M to 2 M - 1) of one array with rows of K rounded up to 4 floats, and step 15's kernel
+/// (`kPresplit`) loads A's hi and lo tiles from it by TMA: the consumers only multiply. B^T is
+/// still split in registers, as in step 15. The products and sums are step 15's, so C is the same
+/// bit for bit.
+///
+/// The planes take 8 M ceil(K / 4) 4 bytes. They come from a stream-ordered memory pool of the
+/// step's own per device, which keeps its memory between calls (up to the largest planes asked
+/// for): the launcher needs no workspace argument, the calls after the first allocate nothing
+/// from the driver, and it records in a CUDA graph. A's rows need no alignment (the split pass
+/// reads it element by element); where TMA cannot read B's rows, the launcher runs step 14, and
+/// step 15 from M = 2^30 on (the planes' 2 M rows would not fit an int) or where the pool cannot
+/// give the planes their memory.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+#include "sgemm_15_split_wgmma.cuh"
+
+namespace smem::gemm {
+
+/// Step 16's tile, stages and warpgroups: step 15's, with A's lo tile loaded too.
+struct PresplitShape : SplitWgmmaShape {
+  static constexpr bool kPresplit = true;
+  static constexpr unsigned kLoadBytes = (2 * kAElems + LB::kElems) * sizeof(float);
+};
+
+//! [split planes]
+/// Splits A (M x K, leading dimension lda) into planes: hi of row r in row r, lo (times 2^10) in
+/// row M + r, rows of kp floats (K rounded up to 4; the columns past K are zero). A thread splits
+/// 4 consecutive elements and stores each part's 16 bytes at once.
+static __global__ void split_planes_kernel(const float* A, int lda, int M, int K, int kp, float* planes) {
+  for (long long r = blockIdx.y; r < M; r += gridDim.y)
+    for (long long c = 4LL * (blockIdx.x * blockDim.x + threadIdx.x); c < kp; c += 4LL * blockDim.x * gridDim.x) {
+      float x[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) x[e] = c + e < K ? A[r * lda + c + e] : 0.0f;
+      uint4 hi, lo;
+      tf32_split(x[0], hi.x, lo.x), tf32_split(x[1], hi.y, lo.y), tf32_split(x[2], hi.z, lo.z);
+      tf32_split(x[3], hi.w, lo.w);
+      *reinterpret_cast<uint4*>(planes + r * kp + c) = hi;
+      *reinterpret_cast<uint4*>(planes + (M + r) * kp + c) = lo;
+    }
+}
+//! [split planes]
+
+/// The pool of the current device's planes (created on the first call for the device, then
+/// kept), or an error.
+inline cudaError_t planes_pool(cudaMemPool_t* pool) {
+  static std::mutex lock;
+  static std::map<int, cudaMemPool_t> pools;
+  int dev = 0;
+  if (cudaError_t e = cudaGetDevice(&dev)) return e;
+  const std::lock_guard<std::mutex> hold(lock);
+  auto it = pools.find(dev);
+  if (it == pools.end()) {
+    cudaMemPoolProps props = {};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = dev;
+    cudaMemPool_t p = nullptr;
+    if (cudaError_t e = cudaMemPoolCreate(&p, &props)) return e;
+    std::uint64_t keep = ~std::uint64_t(0);  // never give memory back at a synchronization
+    if (cudaError_t e = cudaMemPoolSetAttribute(p, cudaMemPoolAttrReleaseThreshold, &keep)) return e;
+    it = pools.emplace(dev, p).first;
+  }
+  *pool = it->second;
+  return cudaSuccess;
+}
+
+/// The plan of step 16's GEMM kernel where it runs (B's rows readable by TMA, M below 2^30), else
+/// the plan of the step the launcher runs instead.
+inline Plan<const void*> split_presplit_plan(int M, int N, int K, const float* A, int lda, const float* B, int ldb,
+                                             const float* C, int ldc) {
+  if (M >= (1 << 30)) return split_wgmma_plan(M, N, K, A, lda, B, ldb, C, ldc);
+  if (!sm90::tma_rows(B, ldb)) return split_tf32_plan(M, N, K, A, lda, B, ldb, C, ldc).erased();
+  return split_wgmma_tma_plan<PresplitShape>(M, N).erased();
+}
+
+//! [presplit launcher]
+/// C = alpha * A * B + beta * C, row-major, split TF32 on wgmma with A split once into planes;
+/// step 14 where TMA cannot read B's rows, step 15 from M = 2^30 on or where the planes do not fit.
+inline cudaError_t split_presplit(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                                  float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
+  using S = PresplitShape;
+  if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)
+    return finish_without_launch(a, M, N, beta, C, ldc, stream);
+  if (M >= (1 << 30)) return split_wgmma(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+  if (!sm90::tma_rows(B, ldb)) return split_tf32(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+  const Plan<SplitWgmmaKernel> p = split_wgmma_tma_plan<S>(M, N);
+  if (p.kernel == nullptr) return cudaErrorInvalidValue;
+  const int kp = K / 4 * 4 + (K % 4 ? 4 : 0);  // K rounded up to 4 without overflowing int
+  cudaMemPool_t pool = nullptr;
+  float* planes = nullptr;
+  if (cudaError_t e = planes_pool(&pool)) return e;
+  const std::size_t bytes = 2 * std::size_t(M) * std::size_t(kp) * sizeof(float);
+  if (cudaError_t e = cudaMallocFromPoolAsync(&planes, bytes, pool, stream)) {
+    if (e != cudaErrorMemoryAllocation) return e;
+    (void)cudaGetLastError();  // no room for the planes: step 15, which needs none
+    return split_wgmma(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+  }
+  const unsigned across = unsigned((kp / 4 + 255) / 256), rows = unsigned(M < 65535 ? M : 65535);
+  split_planes_kernel<<<dim3(across < 1024 ? across : 1024, rows), 256, 0, stream>>>(A, lda, M, K, kp, planes);
+  cudaError_t e = cudaGetLastError();
+  CUtensorMap a_map, b_map;
+  if (e == cudaSuccess && (!S::LA::make_map(&a_map, planes, 2 * M, K, kp) || !S::LB::make_map(&b_map, B, K, N, ldb)))
+    e = cudaErrorInvalidValue;
+  if (e == cudaSuccess) e = launch(p, stream, a_map, b_map, M, N, K, alpha, beta, C, ldc);
+  const cudaError_t freed = cudaFreeAsync(planes, stream);  // after the kernels, in stream order
+  return e != cudaSuccess ? e : freed;
+}
+//! [presplit launcher]
+
+}  // namespace smem::gemm
