@@ -6,9 +6,11 @@
 /// waits for the copy before any warp computes, then the copy units idle while the tensor cores
 /// work. Here the tiles of keys k0 + 64 are issued with `cp.async` (global to shared memory
 /// directly, zero-filled past seq_kv) into the second of two stages before the warps start on
-/// the tiles of k0; `cp.async.wait_group 1` then waits only for the older group. The copy of tile
-/// t + 1 overlaps both products and the softmax of tile t. Two stages of K and V take 64 KiB of
-/// shared memory at head_dim 128, so the kernel opts in to more than 48 KiB.
+/// the tiles of k0: the copy of tile t + 1 overlaps both products and the softmax of tile t. One
+/// barrier per tile does both jobs: after it, tile t has landed for every thread's copies, and
+/// every warp has finished tile t - 1, whose stage the copy of tile t + 1 then refills. Two stages
+/// of K and V take 64 KiB of shared memory at head_dim 128, so the kernel opts in to more than
+/// 48 KiB.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -43,19 +45,14 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
   typename S::Warp w(q0 + row0);
   const long long n = tiles(p.seq_kv, S::kKeys);
   for (long long t = 0; t < n; ++t) {
-    if (t + 1 < n) {
-      issue((t + 1) * S::kKeys, int((t + 1) % 2));  // into the stage every warp finished with
-      cp_async_wait<1>();
-    } else {
-      cp_async_wait<0>();
-    }
-    __syncthreads();  // tile t (and Q) landed for every thread's copies
+    cp_async_wait<0>();
+    __syncthreads();  // tile t (and Q) landed for every thread's copies, and every warp is done with tile t - 1
+    if (t + 1 < n) issue((t + 1) * S::kKeys, int((t + 1) % 2));  // into tile t - 1's stage
     if (t == 0) w.load_q(Qs, row0, p.scale < 0);
     const bf16* Ks = stage0 + 2 * (t % 2) * S::KvTile::kElems;
     w.scores(Ks);
     w.softmax(p, t * S::kKeys);
     w.add_pv(Ks + S::KvTile::kElems);
-    __syncthreads();  // every warp is done with stage t % 2 before it is refilled
   }
   w.store(p, b, h, q0 + row0, O, lse);
 }

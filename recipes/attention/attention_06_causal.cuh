@@ -69,20 +69,15 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
   }
   typename S::Warp w(q0 + row0);
   for (long long t = 0; t < kt.end; ++t) {
-    if (t + 1 < kt.end) {
-      issue((t + 1) * S::kKeys, int((t + 1) % 2));
-      cp_async_wait<1>();
-    } else {
-      cp_async_wait<0>();
-    }
-    __syncthreads();
+    cp_async_wait<0>();
+    __syncthreads();  // tile t landed, and every warp is done with tile t - 1's stage
+    if (t + 1 < kt.end) issue((t + 1) * S::kKeys, int((t + 1) % 2));
     if (t == 0) w.load_q(Qs, row0, p.scale < 0);
     const bf16* Ks = stage0 + 2 * (t % 2) * S::KvTile::kElems;
     w.scores(Ks);
     if (t >= kt.masked) w.softmax(p, t * S::kKeys);
     else w.template softmax<false>(p, t * S::kKeys);
     w.add_pv(Ks + S::KvTile::kElems);
-    __syncthreads();
   }
   w.store(p, b, h, q0 + row0, O, lse);
 }

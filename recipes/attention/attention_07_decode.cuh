@@ -76,13 +76,9 @@ __global__ void __launch_bounds__(128) decode_kernel(Problem p, const bf16* Q, c
   for (int hh = 0; hh < 2; ++hh) w.row[0][hh] = int((16 * set + lane / 4 + 8 * hh) % p.seq_q);
   const long long n = tiles(k_end - k_begin, kKeys);
   for (long long t = 0; t < n; ++t) {
-    if (t + 1 < n) {
-      issue(k_begin + (t + 1) * kKeys, int((t + 1) % 2));
-      cp_async_wait<1>();
-    } else {
-      cp_async_wait<0>();
-    }
-    __syncthreads();
+    cp_async_wait<0>();
+    __syncthreads();  // step 5's one barrier per tile
+    if (t + 1 < n) issue(k_begin + (t + 1) * kKeys, int((t + 1) % 2));
     if (t == 0) w.load_q(Qs, 0, p.scale < 0);
     const bf16* Ks = stage0 + 2 * (t % 2) * S::KvTile::kElems + 16 * warp * D;  // 16 whole rows on
     const long long k0 = k_begin + t * kKeys + 16 * warp;
@@ -91,8 +87,8 @@ __global__ void __launch_bounds__(128) decode_kernel(Problem p, const bf16* Q, c
       w.softmax(p, k0);
       w.add_pv(Ks + S::KvTile::kElems);
     }
-    __syncthreads();
   }
+  __syncthreads();  // every warp is done with the last tile's stage
   // The four warps' partial results through shared memory (the stages are free now).
   float* o_s = reinterpret_cast<float*>(stage0);  // [warp][16][D]
   float* ml = o_s + 4 * 16 * D;                    // [warp][16][2]: max, sum
