@@ -170,8 +170,9 @@ att::Problem packed(int batch, int heads_q, int heads_kv, int seq_q, int seq_kv,
 }
 
 /// The tests' layouts: packed [b, s, h, d] and [b, h, s, d], both padded (16-byte rows), odd
-/// strides (2-byte rows), and [b, s, h, d] with batch stride 0 (K and V shared by the batch).
-enum class Layout { bshd, bhsd, padded, padded_bhsd, odd, broadcast };
+/// strides (2-byte rows), [b, s, h, d] with batch stride 0 (K and V shared by the batch), and
+/// [b, s, h, d] with batches 2^31 + 8 elements apart (offsets past 32 bits).
+enum class Layout { bshd, bhsd, padded, padded_bhsd, odd, broadcast, far };
 
 att::Strides strides(Layout l, int seq, int heads, int d) {
   const long long s = seq, h = heads;
@@ -191,6 +192,7 @@ att::Strides strides(Layout l, int seq, int heads, int d) {
       return {s * row + 1, row, head};
     }
     case Layout::broadcast: return {0, h * d, d};
+    case Layout::far: return {(1LL << 31) + 8, h * d, d};
   }
   return {};
 }
@@ -1060,5 +1062,16 @@ TEST_SUITE("gpu") {
         CHECK(all_nan(lse.download()));
       }
     }
+  }
+}
+
+TEST_SUITE("large") {
+  TEST_CASE("attention: batches 2^31 elements apart (64-bit offsets), every variant against float64") {
+    // Q, K, V and O with batch 1 starting 2^31 + 8 elements after batch 0: 4 GiB of bf16 between them,
+    // NaN in the inputs' buffers and poison in O's, so an offset computed in 32 bits reads NaN or
+    // writes outside the tensor and the case fails. About 17 GiB of device memory per case.
+    for (bool causal : {false, true})
+      check_case({2, 4, 2, 129, 300, 128, causal, Layout::far, Layout::far, Layout::far});
+    check_case({2, 32, 8, 1, 4100, 128, false, Layout::far, Layout::far, Layout::far});  // decode's split-KV
   }
 }
