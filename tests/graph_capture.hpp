@@ -21,6 +21,7 @@ void capture_and_replay(Launch&& launch) {
   SMEM_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
   const cudaError_t launched = launch(s);
   const cudaError_t ended = cudaStreamEndCapture(s, &graph);
+  (void)cudaGetLastError();  // a failed capture's error must not reach the next case's launch
   REQUIRE(launched == cudaSuccess);
   REQUIRE(ended == cudaSuccess);
   cudaGraphExec_t exec;

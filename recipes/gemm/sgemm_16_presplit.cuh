@@ -14,7 +14,8 @@
 /// The planes take 8 M ceil(K / 4) 4 bytes. They come from a stream-ordered memory pool of the
 /// step's own per device, which keeps its memory between calls (up to the largest planes asked
 /// for): the launcher needs no workspace argument, the calls after the first allocate nothing
-/// from the driver, and it records in a CUDA graph. A's rows need no alignment (the split pass
+/// from the driver. In a CUDA graph capture the planes are the graph's own allocation instead
+/// (the pool is not created there: a capture forbids it). A's rows need no alignment (the split pass
 /// reads it element by element); where TMA cannot read B's rows, the launcher runs step 14, and
 /// step 15 from M = 2^30 on (the planes' 2 M rows would not fit an int) or where the pool cannot
 /// give the planes their memory.
@@ -101,13 +102,19 @@ inline cudaError_t split_presplit(int M, int N, int K, float alpha, const float*
   const Plan<SplitWgmmaKernel> p = split_wgmma_tma_plan<S>(M, N);
   if (p.kernel == nullptr) return cudaErrorInvalidValue;
   const int kp = K / 4 * 4 + (K % 4 ? 4 : 0);  // K rounded up to 4 without overflowing int
+  const std::size_t bytes = 2 * std::size_t(M) * std::size_t(kp) * sizeof(float);
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  if (cudaError_t e = cudaStreamIsCapturing(stream, &capturing)) return e;
+  // In a capture the graph owns the planes (an allocation node): no pool, whose creation a capture
+  // forbids. Outside one, a pool that cannot be made or has no room leaves step 15, which needs none.
   cudaMemPool_t pool = nullptr;
   float* planes = nullptr;
-  if (cudaError_t e = planes_pool(&pool)) return e;
-  const std::size_t bytes = 2 * std::size_t(M) * std::size_t(kp) * sizeof(float);
-  if (cudaError_t e = cudaMallocFromPoolAsync(&planes, bytes, pool, stream)) {
-    if (e != cudaErrorMemoryAllocation) return e;
-    (void)cudaGetLastError();  // no room for the planes: step 15, which needs none
+  const cudaError_t got = capturing != cudaStreamCaptureStatusNone ? cudaMallocAsync(&planes, bytes, stream)
+                          : planes_pool(&pool) == cudaSuccess      ? cudaMallocFromPoolAsync(&planes, bytes, pool, stream)
+                                                                   : cudaErrorMemoryAllocation;
+  if (got != cudaSuccess) {
+    if (capturing != cudaStreamCaptureStatusNone) return got;
+    (void)cudaGetLastError();
     return split_wgmma(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
   }
   const unsigned across = unsigned((kp / 4 + 255) / 256), rows = unsigned(M < 65535 ? M : 65535);
