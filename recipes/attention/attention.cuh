@@ -20,6 +20,9 @@
 #include "attention_07_decode.cuh"
 #include "attention_08_tuned.cuh"
 #include "attention_common.cuh"
+#if defined(SMEM_ATTENTION_SM90A)
+#include "attention_09_wgmma.cuh"
+#endif
 
 /// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher
 /// (`name(p, Q, K, V, O, lse, workspace, workspace_bytes, stream)`), its plan (`name##_plan(p)`)
@@ -39,7 +42,18 @@
   X(8, heuristic, "attention_08_tuned.cuh",                                                              \
     "Step 6's kernel, its shape (row tiles per warp, keys per tile, warps) chosen from head_dim and the grid.") \
   X(8, tuned, "attention_08_tuned.cuh",                                                                  \
-    "Step 6's kernel, the shape ./cookbook tune attention measured fastest on this GPU.")
+    "Step 6's kernel, the shape ./cookbook tune attention measured fastest on this GPU.")                \
+  SMEM_ATTENTION_HOPPER_STEPS(X)
+
+/// Hopper's steps (sm_90a), as above: in the list where SMEM_ATTENTION_SM90A is defined, which the
+/// project's CMake does when it builds for sm_90a only.
+#if defined(SMEM_ATTENTION_SM90A)
+#define SMEM_ATTENTION_HOPPER_STEPS(X)                                                                  \
+  X(9, wgmma, "attention_09_wgmma.cuh",                                                                 \
+    "Hopper: TMA loads into swizzled tiles, wgmma for both products (P from registers), a producer warp.")
+#else
+#define SMEM_ATTENTION_HOPPER_STEPS(X)
+#endif
 
 namespace smem::attention {
 

@@ -246,6 +246,23 @@ cudaError_t launch(const Plan<Kernel>& p, cudaStream_t stream, A... args) {
 }
 //! [plan]
 
+/// Two floats as a bf16 pair, x in the low half (the lower column or k index).
+__device__ __forceinline__ unsigned pack_bf16(float x, float y) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(x, y);
+  return *reinterpret_cast<const unsigned*>(&v);
+}
+
+//! [exp2]
+/// 2^x in one instruction (the special-function unit's ex2.approx.ftz: relative error near 2^-22,
+/// 2^-inf = 0). The softmax works in base 2 with log2(e) folded into the scale, so that every
+/// exponential is this one instruction instead of expf's range reduction.
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+//! [exp2]
+
 /// The kernel of steps 2 and 3: (problem, Q, K, V, O, lse).
 using RowKernel = void (*)(Problem, const bf16*, const bf16*, const bf16*, bf16*, float*);
 

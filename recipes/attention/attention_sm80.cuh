@@ -94,11 +94,6 @@ struct LdsmLanes {
   unsigned base = row_bytes(int(threadIdx.x % 32)), x = xor16(int(threadIdx.x % 32));  // this lane's
   __device__ __forceinline__ unsigned at(unsigned tile, int R, int C) const { return tile + bytes(base, x, R, C); }
 };
-/// Two floats as a bf16 pair, x in the low half (the lower column or k index).
-__device__ __forceinline__ unsigned pack_bf16(float x, float y) {
-  const __nv_bfloat162 v = __floats2bfloat162_rn(x, y);
-  return *reinterpret_cast<const unsigned*>(&v);
-}
 //! [ptx]
 
 //! [cp.async]
@@ -142,17 +137,6 @@ __device__ __forceinline__ void load_tile_async(bf16* dst, const bf16* src, long
   }
 }
 //! [cp.async]
-
-//! [exp2]
-/// 2^x in one instruction (the special-function unit's ex2.approx.ftz: relative error near 2^-22,
-/// 2^-inf = 0). The softmax works in base 2 with log2(e) folded into the scale, so that every
-/// exponential is this one instruction instead of expf's range reduction.
-__device__ __forceinline__ float exp2_approx(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-//! [exp2]
 
 //! [warp tile]
 /// A warp's share of a block of tensor-core attention: kMt tiles of 16 query rows, tiles of kKeys
