@@ -30,7 +30,7 @@
 /// tensors of at most 2^60 bytes each; O and lse may not overlap Q, K, V or each other. A step
 /// also refuses a problem that needs more than 2^31 - 1 blocks (steps 2 and 3: batch x heads_q x
 /// ceil(seq_q / 16); 4 to 6: ceil(seq_q / 64); 7: batch x heads_kv x row sets x chunks; 8:
-/// ceil(seq_q / its shape's rows, 64 or 128)) or, in step 1, more than 2^60 bytes of scores.
+/// ceil(seq_q / its rows, 64 or 128); 9: ceil(seq_q / 128)) or, in step 1, more than 2^60 bytes of scores.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -251,7 +251,6 @@ __device__ __forceinline__ unsigned pack_bf16(float x, float y) {
   const __nv_bfloat162 v = __floats2bfloat162_rn(x, y);
   return *reinterpret_cast<const unsigned*>(&v);
 }
-
 //! [exp2]
 /// 2^x in one instruction (the special-function unit's ex2.approx.ftz: relative error near 2^-22,
 /// 2^-inf = 0). The softmax works in base 2 with log2(e) folded into the scale, so that every
