@@ -400,8 +400,9 @@ TEST_SUITE("host") {
                        "needs wgmma and thread block clusters: compile for sm_90a");
   }
 
-  TEST_CASE("copy: the GEMM family headers build for sm_80 without their Hopper steps") {
+  TEST_CASE("copy: a family header with Hopper steps builds for sm_80 without them") {
     check_without_hopper("gemm", 17);
     check_without_hopper("tc_gemm", 8);
+    check_without_hopper("attention", 9);
   }
 }
