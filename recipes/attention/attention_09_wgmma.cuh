@@ -90,20 +90,6 @@ __device__ __forceinline__ void tma_load_4d(bf16* dst, const CUtensorMap* map, i
 //! [tensor maps]
 
 //! [wgmma]
-/// S += Q K^T, m64n128k16: A (64 rows of Q) and B (128 keys) both from shared memory, K-major.
-__device__ __forceinline__ void wgmma_qk(float (&d)[64], std::uint64_t a, std::uint64_t b, bool accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-      "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-      : SMEM_ACC8(0), SMEM_ACC8(8), SMEM_ACC8(16), SMEM_ACC8(24), SMEM_ACC8(32), SMEM_ACC8(40), SMEM_ACC8(48),
-        SMEM_ACC8(56)
-      : "l"(a), "l"(b), "r"(int(accumulate)));
-}
 /// O += P V, m64nDk16: A (P's 64 x 16 slice) from registers, B (16 keys of V) from shared memory,
 /// MN-major (transpose-b 1).
 template <int D>
@@ -219,7 +205,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     for (int kk = 0; kk < D / 16; ++kk) {  // k16 slice kk of head_dim: panel kk / 4, columns 16 (kk % 4)
       const bf16* q = Qs + kk / 4 * Tile::kPanel + 64 * 64 * w + 16 * (kk % 4);
       const bf16* k = Ks + kk / 4 * Tile::kPanel + 16 * (kk % 4);
-      wgmma_qk(sc, Panel::template desc<false>(q), Panel::template desc<false>(k), kk > 0);
+      wgmma_m64n128k16<false>(sc, Panel::template desc<false>(q), Panel::template desc<false>(k), kk > 0);
     }
     wgmma_commit();
     wgmma_wait<0>();

@@ -1,9 +1,9 @@
 /// \file sm90.cuh
 /// \brief The project's Hopper core: the PTX wrappers that every family's Hopper kit shares,
 /// whatever its element type: the tensor maps, the 128-byte swizzle that TMA writes and wgmma reads
-/// (TmaTile), mbarriers, TMA loads and stores (sm_90), wgmma's fences and accumulator layout,
-/// `setmaxnreg` (sm_90a) and named barriers. A kit includes it as "../sm90/sm90.cuh" and is copied
-/// with it; it includes <cuda.h> for the tensor maps' types (no driver library is linked).
+/// (TmaTile), mbarriers, TMA loads and stores (sm_90), wgmma's fences, accumulator layout and bf16
+/// m64n128k16 (for tc_gemm and attention), `setmaxnreg` (sm_90a), named barriers. A kit includes it as
+/// "../sm90/sm90.cuh" and is copied with it; it includes <cuda.h> for the tensor maps' types (no -lcuda).
 #pragma once
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -178,6 +178,23 @@ __device__ __forceinline__ void fence_acc(float (&d)[N]) {
 #define SMEM_ACC8(i)                                                                                              \
   "+f"(d[i + 0]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), \
       "+f"(d[i + 7])
+/// d[64] = A (64 x 16) * B (16 x 128) + (accumulate ? d : 0) on bf16, fp32 accumulators, one
+/// warpgroup, both operands from shared memory by descriptor: A K-major, B MN-major where kMnMajorB
+/// (transpose-b: rows of k, n contiguous), else K-major.
+template <bool kMnMajorB>
+__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], std::uint64_t a, std::uint64_t b, bool accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      "}, %64, %65, p, 1, 1, 0, %67;\n}\n"
+      : SMEM_ACC8(0), SMEM_ACC8(8), SMEM_ACC8(16), SMEM_ACC8(24), SMEM_ACC8(32), SMEM_ACC8(40), SMEM_ACC8(48),
+        SMEM_ACC8(56)
+      : "l"(a), "l"(b), "r"(int(accumulate)), "n"(int(kMnMajorB)));
+}
 /// Where an m64nN wgmma's accumulators lie in its 64 x N tile: thread t of the warpgroup holds
 /// row acc_row(t, h) and columns acc_col(t, j) + e in d[4 j + 2 h + e] (h, e in {0, 1}).
 __device__ __forceinline__ int acc_row(int t, int h) { return 16 * (t / 32) + t % 32 / 4 + 8 * h; }

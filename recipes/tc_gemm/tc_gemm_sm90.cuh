@@ -114,21 +114,6 @@ struct RingDescs {
 //! [wgmma descriptors]
 
 //! [wgmma]
-/// d[64] = A (64 x 16) * B (16 x 128) + (accumulate ? d : 0), one warpgroup.
-__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], std::uint64_t a, std::uint64_t b, bool accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-      "}, %64, %65, p, 1, 1, 0, 1;\n}\n"
-      : SMEM_ACC8(0), SMEM_ACC8(8), SMEM_ACC8(16), SMEM_ACC8(24), SMEM_ACC8(32), SMEM_ACC8(40), SMEM_ACC8(48),
-        SMEM_ACC8(56)
-      : "l"(a), "l"(b), "r"(int(accumulate)));
-}
-
 /// d[128] = A (64 x 16) * B (16 x 256) + (accumulate ? d : 0), one warpgroup.
 __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t a, std::uint64_t b, bool accumulate) {
   asm volatile(
@@ -154,7 +139,7 @@ template <int N>
 __device__ __forceinline__ void wgmma_tile(float (&d)[N / 2], std::uint64_t a, std::uint64_t b, bool accumulate) {
   static_assert(N == 128 || N == 256, "the wgmma widths this family uses");
   if constexpr (N == 128)
-    wgmma_m64n128k16(d, a, b, accumulate);
+    wgmma_m64n128k16<true>(d, a, b, accumulate);
   else
     wgmma_m64n256k16(d, a, b, accumulate);
 }
