@@ -4,7 +4,7 @@
 /// and two consumer warpgroups of 64 query rows each.
 ///
 /// What changes from the `mma.sync` steps, and why it is faster: there, every warp reads its K and
-/// V fragments from shared memory with `ldmatrix` (half the shared-memory pipe at hd128) and
+/// V fragments from shared memory with `ldmatrix` (every fragment a shared-memory load) and
 /// issues one m16n8k16 `mma.sync` per 4 KFLOP, each waiting on the previous one's registers.
 /// Here one `wgmma` m64n128k16 of a warpgroup reads its B operand (K, then V) straight from the
 /// swizzled tile by a descriptor, 262 KFLOP per instruction, asynchronously: the tensor cores run
