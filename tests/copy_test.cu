@@ -385,8 +385,8 @@ TEST_SUITE("host") {
     check_arch_message("gemm", "sgemm_15_split_wgmma.cuh", "80",
                        "needs TMA, wgmma and setmaxnreg: compile for sm_90a");
     check_arch_message("gemm", "sgemm_16_presplit.cuh", "80", "needs TMA, wgmma and setmaxnreg: compile for sm_90a");
-    check_arch_message("attention", "attention_09_wgmma.cuh", "80",
-                       "needs TMA, wgmma and setmaxnreg: compile for sm_90a");
+    for (const char* step : {"attention_09_wgmma.cuh", "attention_10_pingpong.cuh", "attention_11_overlap.cuh"})
+      check_arch_message("attention", step, "80", "needs TMA, wgmma and setmaxnreg: compile for sm_90a");
     check_arch_message("histogram", "histogram_06_cluster.cuh", "80",
                        "needs thread block clusters: compile for sm_90 or newer");
     check_arch_message("stencil", "st7_05_cluster.cuh", "80", "needs thread block clusters: compile for sm_90 or newer");

@@ -22,6 +22,8 @@
 #include "attention_common.cuh"
 #if defined(SMEM_ATTENTION_SM90A)
 #include "attention_09_wgmma.cuh"
+#include "attention_10_pingpong.cuh"
+#include "attention_11_overlap.cuh"
 #endif
 
 /// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher
@@ -50,7 +52,11 @@
 #if defined(SMEM_ATTENTION_SM90A)
 #define SMEM_ATTENTION_HOPPER_STEPS(X)                                                                  \
   X(9, wgmma, "attention_09_wgmma.cuh",                                                                 \
-    "Hopper: TMA loads into swizzled tiles, wgmma for both products (P from registers), a producer warp.")
+    "Hopper: TMA loads into swizzled tiles, wgmma for both products (P from registers), a producer warp.") \
+  X(10, pingpong, "attention_10_pingpong.cuh",                                                          \
+    "Ping-pong: the consumer warpgroups take turns at the tensor cores, one's softmax under the other's products.") \
+  X(11, overlap, "attention_11_overlap.cuh",                                                            \
+    "Intra-warpgroup overlap: the softmax of tile j runs while the warpgroup's own P V of tile j-1 does.")
 #else
 #define SMEM_ATTENTION_HOPPER_STEPS(X)
 #endif

@@ -1,0 +1,132 @@
+/// \file attention_10_pingpong.cuh
+/// \brief Step 10, ping-pong (sm_90a): the two consumer warpgroups take turns at the tensor cores,
+/// so that one's softmax runs while the other's products do.
+///
+/// What changes from step 9, and why it is faster: in step 9 both consumer warpgroups wait on the
+/// same K and V stages, so they run in step: both issue S = Q K^T together, both compute their
+/// softmax together while the tensor cores have nothing to do, both issue P V together. Here a
+/// warpgroup's turn is one block of products, P_{j-1} V_{j-1} of the previous tile and S_j of this
+/// one issued back to back, and the turns alternate between the warpgroups on two hardware
+/// barriers (Turns): warpgroup 0 issues its turn and hands over; while the tensor cores
+/// run it and then warpgroup 1's turn, warpgroup 0 computes the softmax of S_j. With the softmax's
+/// exponentials and the products about as long, the tensor cores go from one warpgroup's products
+/// to the other's. Moving P_{j-1} V_{j-1} into the next tile's turn costs registers, not time: P
+/// stays in registers (32 per thread) while the next scores accumulate; the output is rescaled by
+/// the new max just before the product that adds to it. K_j's stage is released once S_j is done,
+/// V_{j-1}'s once its product is.
+///
+/// The kernel takes kOverlap for step 11, which waits for S_j alone and lets P_{j-1} V_{j-1} run
+/// under the softmax; here (false) a turn's products are waited for together.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "attention_common.cuh"
+#include "attention_sm90.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "attention_10_pingpong.cuh needs TMA, wgmma and setmaxnreg: compile for sm_90a (e.g. -arch=sm_90a)"
+#endif
+
+namespace smem::attention {
+
+//! [turns]
+/// Ping-pong: the two consumer warpgroups take turns at the tensor cores.
+/// Warpgroup w waits for its turn on hardware barrier 1 + w (its 128 threads and the other's 128
+/// arriving) before it issues a turn's products, and hands the turn over (arrives on the other's
+/// barrier) once they are issued; warpgroup 1 hands the first turn to warpgroup 0. Of `turns`
+/// turns each, warpgroup 1 skips its last hand-over, so that every barrier's arrivals and waits
+/// match when the block exits.
+struct Turns {
+  int w;
+  long long turns;
+  __device__ Turns(int warpgroup, long long n) : w(warpgroup), turns(n) {
+    if (w == 1 && turns > 0) hand_over(0);
+  }
+  __device__ __forceinline__ void wait() const { sm90::named_barrier(1 + w, 256); }
+  __device__ __forceinline__ void done(long long turn) const {
+    if (w == 0 || turn + 1 < turns) hand_over(1 - w);
+  }
+  __device__ __forceinline__ static void hand_over(int to) {
+    asm volatile("bar.arrive %0, 256;\n" ::"r"(1 + to) : "memory");
+  }
+};
+//! [turns]
+
+//! [pingpong kernel]
+template <class S, bool kOverlap>
+__global__ void __launch_bounds__(S::kThreads, 1)
+    pingpong_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
+                    const __grid_constant__ CUtensorMap v_map, Problem p, bf16* O, float* lse) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ unsigned char raw[];
+  __shared__ typename WgmmaStages<S>::Bars bars;
+  const WgmmaStages<S> st(raw, bars);
+  const WgmmaBlock blk(p, S::kRows);
+  const long long n = walked_tiles(p, blk.q0, S::kRows, S::kKeys);
+  if (!start_block<S>(&q_map, &k_map, &v_map, p, blk, n, st)) return;
+  const int w = sm90::warpgroup() - 1;
+  WgmmaRows<S::kD> r(blk.q0 + 64 * w);
+  const Turns turns(w, n > 0 ? n + 1 : 0);  // turn j: S_j (j < n) and P_{j-1} V_{j-1} (j > 0)
+  float sc[64];
+  unsigned pa[8][4];
+  if (n > 0) {
+    st.wait(0, 0);
+    turns.wait();
+    issue_scores<S>(sc, st.q, st.tile(0, 0), w);
+    turns.done(0);
+    sm90::wgmma_wait<0>();
+    sm90::fence_acc(sc);
+    st.release(0, 0, r.t);
+    r.softmax(sc, p, 0);
+    r.pack(sc, pa);
+  }
+  for (long long j = 1; j < n; ++j) {
+    st.wait(j, 0);
+    st.wait(j - 1, 1);
+    turns.wait();
+    issue_scores<S>(sc, st.q, st.tile(j, 0), w);
+    r.rescale_o();
+    issue_pv<S>(r.o, pa, st.tile(j - 1, 1));
+    turns.done(j);
+    sm90::wgmma_wait<kOverlap ? 1 : 0>();  // S_j done (and, without the overlap, P_{j-1} V_{j-1})
+    sm90::fence_acc(sc);
+    st.release(j, 0, r.t);
+    r.softmax(sc, p, j * S::kKeys);
+    sm90::wgmma_wait<0>();
+    sm90::fence_acc(r.o);
+    st.release(j - 1, 1, r.t);
+    r.pack(sc, pa);
+  }
+  if (n > 0) {
+    st.wait(n - 1, 1);
+    turns.wait();
+    r.rescale_o();
+    issue_pv<S>(r.o, pa, st.tile(n - 1, 1));
+    turns.done(n);
+    sm90::wgmma_wait<0>();
+    sm90::fence_acc(r.o);
+    st.release(n - 1, 1, r.t);
+  }
+  r.store(p, blk, O, lse);
+#endif
+}
+//! [pingpong kernel]
+
+/// Step 10's plan: as step 9's.
+inline Plan<WgmmaKernel> pingpong_plan(const Problem& p, const bf16* Q = nullptr, const bf16* K = nullptr,
+                                       const bf16* V = nullptr, const bf16* O = nullptr) {
+  return wgmma_grid_plan(pingpong_kernel<WgmmaShape<64>, false>, pingpong_kernel<WgmmaShape<128>, false>, p, Q, K,
+                         V, O);
+}
+
+inline std::size_t pingpong_workspace(const Problem&) { return 0; }
+
+/// O = softmax(scale Q K^T + mask) V and its LSE, the consumer warpgroups in turns (sm_90a).
+inline cudaError_t pingpong(const Problem& p, const bf16* Q, const bf16* K, const bf16* V, bf16* O, float* lse, void*,
+                            std::size_t, cudaStream_t stream = nullptr) {
+  return wgmma_launch(pingpong_plan, p, Q, K, V, O, lse, stream);
+}
+
+}  // namespace smem::attention

@@ -1,0 +1,367 @@
+/// \file attention_sm90.cuh
+/// \brief The Hopper kit of the attention family (sm_90a), what steps 9 to 11 share, on the
+/// project's Hopper core (sm90/sm90.cuh): the block's shape and its tensor maps over (head_dim,
+/// seq, heads, batch), the producer that streams Q, K and V by TMA into a ring of stages, the two
+/// products as `wgmma`, a consumer warpgroup's 64 query rows with their online softmax and
+/// epilogue, and the launch.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "../sm90/sm90.cuh"
+#include "attention_common.cuh"
+
+namespace smem::attention {
+
+/// The Hopper block: 128 query rows (two consumer warpgroups of 64) and one producer warpgroup,
+/// tiles of 128 keys, K and V in kStages stages, head_dim D (64 or 128).
+template <int D>
+struct WgmmaShape {
+  static constexpr int kD = D, kRows = 128, kKeys = 128, kStages = 2, kThreads = 384;
+  using Tile = sm90::TmaTile<bf16, 128, D>;    ///< a Q, K or V tile: 128 rows, D / 64 panels
+  using Panel = sm90::TmaTile<bf16, 128, 64>;  ///< one panel: what a K-major descriptor sees
+  static constexpr unsigned kTileBytes = Tile::kElems * sizeof(bf16);
+  static constexpr unsigned kSmemBytes = Tile::smem_bytes((1 + 2 * kStages) * kTileBytes);
+};
+
+//! [tensor maps]
+/// The tensor map of a [batch, seq, heads, D] tensor with strides t, read in boxes of one panel:
+/// 64 of head_dim by 128 rows of seq, of one head and one batch. Dimensions (head_dim, seq, heads,
+/// batch); a dimension of stride 0 becomes one of size 1 (the kernel reads coordinate 0). False
+/// if the driver refuses it.
+inline bool head_map(CUtensorMap* map, const bf16* g, long long batch, long long seq, long long heads, int d,
+                     const Strides& t) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = sm90::tensor_map_encoder();
+  if (encode == nullptr) return false;
+  const long long n[3] = {seq, heads, batch}, s[3] = {t.seq, t.head, t.batch};
+  cuuint64_t dims[4] = {cuuint64_t(d)}, strides[3];
+  for (int i = 0; i < 3; ++i) {
+    dims[i + 1] = cuuint64_t(s[i] == 0 ? 1 : n[i]);
+    strides[i] = cuuint64_t(s[i] == 0 ? 16 : s[i] * 2);
+  }
+  const cuuint32_t box[4] = {64, 128, 1, 1}, unit[4] = {1, 1, 1, 1};
+  return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<bf16*>(g), dims, strides, box, unit,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+/// Whether TMA can read a tensor of `seq` rows with strides t at p: a 16-byte aligned base,
+/// strides multiples of 8 elements (16 bytes) and below 2^39 elements (the map's 2^40 bytes), and
+/// rows apart (a box of 128 rows cannot repeat one row).
+inline bool tma_readable(const void* p, const Strides& t, long long seq) {
+  constexpr long long kMax = 1LL << 39;
+  return aligned(p, 16) && t.batch % 8 == 0 && t.seq % 8 == 0 && t.head % 8 == 0 && t.batch < kMax &&
+         t.seq < kMax && t.head < kMax && (t.seq != 0 || seq <= 1);
+}
+
+/// TMA: the box at (c, s, h, b) of a 4D map into dst; its bytes complete_tx on `bar`.
+__device__ __forceinline__ void tma_load_4d(bf16* dst, const CUtensorMap* map, int c, int s, int h, int b,
+                                            std::uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
+      "%5}], [%6];\n" ::"r"(sm90::smem_u32(dst)),
+      "l"(map), "r"(c), "r"(s), "r"(h), "r"(b), "r"(sm90::smem_u32(bar))
+      : "memory");
+}
+//! [tensor maps]
+
+/// The block's work: query tile, batch and head. Without the mask a head's query tiles are
+/// consecutive blocks (they share its K and V in L2); with it the blocks are numbered from the
+/// last query tile down, heads innermost (the longest blocks first).
+struct WgmmaBlock {
+  long long b, h, q0;
+  __device__ WgmmaBlock(const Problem& p, int rows) {
+    const long long heads = 1LL * p.batch * p.heads_q, tiles_q = tiles(p.seq_q, rows);
+    const long long tile = p.causal ? tiles_q - 1 - blockIdx.x / heads : blockIdx.x % tiles_q;
+    const long long bh = p.causal ? blockIdx.x % heads : blockIdx.x / tiles_q;
+    b = bh / p.heads_q, h = bh % p.heads_q, q0 = tile * rows;
+  }
+};
+
+/// The key tiles a block of rows [q0, q0 + rows) walks: all of them, or with the causal mask those
+/// up to the last row's diagonal key (none if that row sees no key).
+__host__ __device__ inline long long walked_tiles(const Problem& p, long long q0, int rows, int keys) {
+  const long long n = tiles(p.seq_kv, keys), last = (q0 + rows < p.seq_q ? q0 + rows : p.seq_q) - 1;
+  const long long reach = last + p.seq_kv - p.seq_q;  // the last row's last visible key
+  if (!p.causal) return n;
+  return reach < 0 ? 0 : reach / keys + 1 < n ? reach / keys + 1 : n;
+}
+
+/// The block's shared memory: the Q tile, then stage s's K and V tiles (kv = 0 and 1), and their
+/// mbarriers: Q landed; a stage's K or V landed (full) or read by both consumers (empty).
+template <class S>
+struct WgmmaStages {
+  using Tile = typename S::Tile;
+  struct Bars {
+    std::uint64_t q, full[S::kStages][2], empty[S::kStages][2];
+  };
+  bf16* q;
+  Bars& bar;
+  __device__ WgmmaStages(unsigned char* raw, Bars& b) : q(reinterpret_cast<bf16*>(Tile::align(raw))), bar(b) {}
+  /// Key tile j's K (kv = 0) or V (kv = 1), in stage j % kStages; the parity of that stage's use.
+  __device__ bf16* tile(long long j, int kv) const { return q + (1 + 2 * (j % S::kStages) + kv) * Tile::kElems; }
+  __device__ unsigned parity(long long j) const { return unsigned(j / S::kStages & 1); }
+  __device__ void init() const {
+    sm90::mbar_init(&bar.q, 1);
+    for (int s = 0; s < S::kStages; ++s)
+      for (int kv = 0; kv < 2; ++kv) sm90::mbar_init(&bar.full[s][kv], 1), sm90::mbar_init(&bar.empty[s][kv], 2);
+    sm90::fence_barrier_init();
+  }
+  /// Waits until tile j's K or V has landed.
+  __device__ void wait(long long j, int kv) const { sm90::mbar_wait(&bar.full[j % S::kStages][kv], parity(j)); }
+  /// Consumer thread t's warpgroup is done with tile j's K or V: one of the two arrivals it awaits.
+  __device__ void release(long long j, int kv, int t) const {
+    if (t == 0) sm90::mbar_arrive(&bar.empty[j % S::kStages][kv]);
+  }
+};
+
+/// The producer, one thread: Q, then K_j and V_j of each of the n key tiles, each into its stage
+/// once both consumers have released what it held kStages tiles before. A stride of 0 reads
+/// coordinate 0 of its dimension.
+template <class S>
+__device__ void produce(const CUtensorMap* q_map, const CUtensorMap* k_map, const CUtensorMap* v_map,
+                        const Problem& p, const WgmmaBlock& blk, long long n, const WgmmaStages<S>& st) {
+  auto load = [&](bf16* dst, const CUtensorMap* map, const Strides& t, long long row, long long h, std::uint64_t* bar) {
+    sm90::mbar_arrive_expect_tx(bar, S::kTileBytes);
+    for (int c = 0; c < S::kD / 64; ++c)
+      tma_load_4d(dst + c * S::Tile::kPanel, map, 64 * c, t.seq ? int(row) : 0, t.head ? int(h) : 0,
+                  t.batch ? int(blk.b) : 0, bar);
+  };
+  load(st.q, q_map, p.q, blk.q0, blk.h, &st.bar.q);
+  const CUtensorMap* map[2] = {k_map, v_map};
+  const Strides* t[2] = {&p.k, &p.v};
+  for (long long j = 0; j < n; ++j)
+#pragma unroll
+    for (int kv = 0; kv < 2; ++kv) {
+      sm90::mbar_wait(&st.bar.empty[j % S::kStages][kv], st.parity(j) ^ 1);
+      load(st.tile(j, kv), map[kv], *t[kv], j * S::kKeys, blk.h / (p.heads_q / p.heads_kv),
+           &st.bar.full[j % S::kStages][kv]);
+    }
+}
+
+//! [wgmma]
+/// S = Q K^T for warpgroup w's 64 rows and the 128 keys of Ks: D / 16 wgmma m64n128k16, Q and K
+/// both K-major from their swizzled tiles (k16 slice kk: panel kk / 4, columns 16 (kk % 4)).
+/// Issued and committed as one group, not waited for. A descriptor's start address is its low 14
+/// bits (the byte address / 16), so a slice's descriptor is the tile's first plus the slice's
+/// offset / 16 (no carry below 256 KB of shared memory): one add instead of a descriptor's build.
+template <class S>
+__device__ __forceinline__ void issue_scores(float (&sc)[64], const bf16* Qs, const bf16* Ks, int w) {
+  using Panel = typename S::Panel;
+  const std::uint64_t dq = Panel::template desc<false>(Qs + 64 * 64 * w), dk = Panel::template desc<false>(Ks);
+  sm90::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < S::kD / 16; ++kk) {
+    const unsigned off = unsigned((kk / 4 * S::Tile::kPanel + 16 * (kk % 4)) * int(sizeof(bf16)) / 16);
+    sm90::wgmma_m64n128k16<false>(sc, dq + off, dk + off, kk > 0);
+  }
+  sm90::wgmma_commit();
+}
+
+/// O += P V, m64nDk16: A (P's 64 x 16 slice) from registers, B (16 keys of V) from shared memory,
+/// MN-major (transpose-b 1).
+template <int D>
+__device__ __forceinline__ void wgmma_pv(float (&d)[D / 2], const unsigned (&a)[4], std::uint64_t b) {
+  if constexpr (D == 128) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+        "}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
+        : SMEM_ACC8(0), SMEM_ACC8(8), SMEM_ACC8(16), SMEM_ACC8(24), SMEM_ACC8(32), SMEM_ACC8(40), SMEM_ACC8(48),
+          SMEM_ACC8(56)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+  } else {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
+        : SMEM_ACC8(0), SMEM_ACC8(8), SMEM_ACC8(16), SMEM_ACC8(24)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+  }
+}
+
+/// O += P V over the 128 keys of Vs: 8 wgmma, P's k16 slice kb from pa[kb], the descriptors as in
+/// issue_scores. Issued and committed as one group, not waited for.
+template <class S>
+__device__ __forceinline__ void issue_pv(float (&o)[S::kD / 2], const unsigned (&pa)[8][4], const bf16* Vs) {
+  using Tile = typename S::Tile;
+  const std::uint64_t dv = Tile::template desc<true>(Vs);  // keys 16 kb on: offset(16 kb, 0) further
+  sm90::wgmma_fence();
+#pragma unroll
+  for (int kb = 0; kb < 8; ++kb) wgmma_pv<S::kD>(o, pa[kb], dv + unsigned(Tile::offset(16 * kb, 0) * int(sizeof(bf16)) / 16));
+  sm90::wgmma_commit();
+}
+//! [wgmma]
+
+//! [rows]
+/// A consumer warpgroup's 64 query rows, from r0: this thread holds rows row[0] and row[1]
+/// (acc_row), their output o (the accumulators of an m64nD wgmma), running max m and sum l (of
+/// this thread's columns; the row's four threads add theirs at the end), in base 2.
+template <int D>
+struct WgmmaRows {
+  float o[D / 2] = {}, m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f}, rescale[2] = {1.0f, 1.0f};
+  long long row[2], r0;
+  int t;
+  __device__ WgmmaRows(long long first_row) : r0(first_row), t(int(threadIdx.x % 128)) {
+    for (int hh = 0; hh < 2; ++hh) row[hh] = r0 + sm90::acc_row(t, hh);
+  }
+
+  /// The online softmax of the scores of keys k0 to k0 + 127 in sc: scaled to base 2 (by c), keys
+  /// past seq_kv (and, with the mask, past the row's diagonal) at -inf, the running max and sum
+  /// updated, sc replaced by P = 2^(c x - max), and rescale[] set to the factor the output owes the
+  /// new max. Only a tile that reaches past seq_kv or the diagonal is masked, scaled first (then by
+  /// 1); the others take the scale inside the exponent's FFMA, and their row extreme on the raw
+  /// scores: the max, or the min for a negative scale (the max of c x).
+  __device__ __forceinline__ void softmax(float (&sc)[64], const Problem& p, long long k0) {
+    float c = p.scale * 1.44269504088896341f;  // exp(x) = 2^(x log2(e))
+    const long long shift = p.seq_kv - p.seq_q;  // row i sees keys up to i + shift (causal)
+    if (k0 + 128 > p.seq_kv || (p.causal && k0 + 127 > r0 + shift)) {
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        long long end = p.causal && row[hh] + shift + 1 < p.seq_kv ? row[hh] + shift + 1 : p.seq_kv;
+        end -= k0;
+        const int cut = end < 0 ? 0 : end < 128 ? int(end) : 128;  // the row sees the columns below cut
+#pragma unroll
+        for (int jj = 0; jj < 16; ++jj)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            float& x = sc[4 * jj + 2 * hh + e];
+            x = sm90::acc_col(t, jj) + e < cut ? x * c : -INFINITY;
+          }
+      }
+      c = 1.0f;
+    }
+    if (c < 0.0f)
+      update<true>(sc, c);
+    else
+      update<false>(sc, c);
+  }
+  /// softmax's update of the running max and sum from scores c x (kMin: c < 0, the extreme is the min).
+  template <bool kMin>
+  __device__ __forceinline__ void update(float (&sc)[64], float c) {
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      float mx = kMin ? INFINITY : -INFINITY;
+#pragma unroll
+      for (int i = 0; i < 32; ++i) {
+        const float x = sc[4 * (i / 2) + 2 * hh + i % 2];
+        mx = kMin ? fminf(mx, x) : fmaxf(mx, x);
+      }
+#pragma unroll
+      for (int lane = 1; lane <= 2; lane *= 2) {
+        const float y = __shfl_xor_sync(0xffffffffu, mx, lane);
+        mx = kMin ? fminf(mx, y) : fmaxf(mx, y);
+      }
+      const float mn = fmaxf(m[hh], mx * c), base = mn == -INFINITY ? 0.0f : mn;
+      rescale[hh] = exp2_approx(m[hh] - base);
+      float sum = 0.0f;
+#pragma unroll
+      for (int i = 0; i < 32; ++i) {
+        float& x = sc[4 * (i / 2) + 2 * hh + i % 2];
+        x = exp2_approx(fmaf(x, c, -base));
+        sum += x;
+      }
+      l[hh] = l[hh] * rescale[hh] + sum;
+      m[hh] = mn;
+    }
+  }
+
+  /// The output rescaled to the newest max (before the products of the tile that set it).
+  __device__ __forceinline__ void rescale_o() {
+#pragma unroll
+    for (int jj = 0; jj < D / 8; ++jj)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[4 * jj + e] *= rescale[e / 2];
+  }
+
+  /// P as wgmma's A fragments: the accumulator layout of S is, pair by pair, the register layout of
+  /// the A operand, so k16 slice kb of the keys is accumulator blocks 2 kb and 2 kb + 1, packed.
+  __device__ __forceinline__ static void pack(const float (&sc)[64], unsigned (&pa)[8][4]) {
+#pragma unroll
+    for (int kb = 0; kb < 8; ++kb)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) pa[kb][r] = pack_bf16(sc[8 * kb + 2 * r], sc[8 * kb + 2 * r + 1]);
+  }
+
+  /// O = o / l and LSE of the rows below seq_q; a row that saw no key: O = 0, LSE = -inf.
+  __device__ __forceinline__ void store(const Problem& p, const WgmmaBlock& blk, bf16* O, float* lse) {
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      float sum = l[hh] + __shfl_xor_sync(0xffffffffu, l[hh], 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      if (row[hh] >= p.seq_q) continue;
+      const float inv = sum == 0.0f ? 0.0f : 1.0f / sum;
+      bf16* out = O + at(p.o, blk.b, row[hh], blk.h);
+#pragma unroll
+      for (int jj = 0; jj < D / 8; ++jj)
+        *reinterpret_cast<unsigned*>(out + sm90::acc_col(t, jj)) =
+            pack_bf16(o[4 * jj + 2 * hh] * inv, o[4 * jj + 2 * hh + 1] * inv);
+      if (lse != nullptr && t % 4 == 0)
+        lse[(blk.b * p.heads_q + blk.h) * p.seq_q + row[hh]] =
+            sum == 0.0f ? -INFINITY : m[hh] * 0.693147180559945309f + logf(sum);
+    }
+  }
+};
+//! [rows]
+
+/// A Hopper kernel's start: thread 0 initializes the barriers; the producer warpgroup gives its
+/// registers away, its first thread streams the block's n tiles, and it returns false; a consumer
+/// warpgroup takes the registers, waits for Q (if there is a tile) and returns true.
+template <class S>
+__device__ __forceinline__ bool start_block(const CUtensorMap* q_map, const CUtensorMap* k_map,
+                                            const CUtensorMap* v_map, const Problem& p, const WgmmaBlock& blk,
+                                            long long n, const WgmmaStages<S>& st) {
+  if (threadIdx.x == 0) st.init();
+  __syncthreads();
+  if (sm90::warpgroup() == 0) {
+    sm90::regs_down<24>();
+    if (threadIdx.x == 0 && n > 0) produce<S>(q_map, k_map, v_map, p, blk, n, st);
+    return false;
+  }
+  sm90::regs_up<240>();
+  if (n > 0) sm90::mbar_wait(&st.bar.q, 0);
+  return true;
+}
+
+/// The kernel of steps 9 to 11: (q_map, k_map, v_map, problem, O, lse).
+using WgmmaKernel = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, Problem, bf16*, float*);
+
+/// A Hopper step's plan, its kernels for head_dim 64 and 128 given: null for another head_dim, a
+/// tensor TMA cannot read, or more than 2^31 - 1 blocks.
+inline Plan<WgmmaKernel> wgmma_grid_plan(WgmmaKernel k64, WgmmaKernel k128, const Problem& p, const bf16* Q,
+                                         const bf16* K, const bf16* V, const bf16* O) {
+  const bool ok = tma_readable(Q, p.q, p.seq_q) && tma_readable(K, p.k, p.seq_kv) && tma_readable(V, p.v, p.seq_kv) &&
+                  tma_readable(O, p.o, p.seq_q);
+  const WgmmaKernel k = !ok ? nullptr : p.head_dim == 64 ? k64 : p.head_dim == 128 ? k128 : nullptr;
+  return grid_plan(k, 1LL * p.batch * p.heads_q * tiles(p.seq_q, 128), dim3(384),
+                   p.head_dim == 64 ? WgmmaShape<64>::kSmemBytes : WgmmaShape<128>::kSmemBytes);
+}
+
+/// A Hopper step's launch: the argument checks before any CUDA call, then the step's plan, the
+/// tensor maps of Q, K and V, and the kernel.
+inline cudaError_t wgmma_launch(Plan<WgmmaKernel> (*plan_of)(const Problem&, const bf16*, const bf16*, const bf16*,
+                                                             const bf16*),
+                                const Problem& p, const bf16* Q, const bf16* K, const bf16* V, bf16* O, float* lse,
+                                cudaStream_t stream) {
+  const Args a = check_args(p, Q, K, V, O, lse);
+  if (a == Args::invalid || (p.head_dim != 64 && p.head_dim != 128)) return cudaErrorInvalidValue;
+  if (a != Args::launch) return finish_without_launch(a, p, O, lse, stream);
+  const Plan<WgmmaKernel> plan = plan_of(p, Q, K, V, O);
+  if (plan.kernel == nullptr) return cudaErrorInvalidValue;
+  CUtensorMap qm, km, vm;
+  if (!head_map(&qm, Q, p.batch, p.seq_q, p.heads_q, p.head_dim, p.q) ||
+      !head_map(&km, K, p.batch, p.seq_kv, p.heads_kv, p.head_dim, p.k) ||
+      !head_map(&vm, V, p.batch, p.seq_kv, p.heads_kv, p.head_dim, p.v))
+    return cudaErrorInvalidValue;
+  return launch(plan, stream, qm, km, vm, p, O, lse);
+}
+
+}  // namespace smem::attention
