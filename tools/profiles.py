@@ -51,6 +51,7 @@ PROFILES = {
     "gemm-split-placement": ("gemm_split_placement.txt", "[accuracy", "["),
     "attention-ceilings": ("mma_sync_ex2.txt", "[", "["),
     "attention-ncu": ("attention_ncu.txt", "Nsight", "  "),
+    "attention-hopper-ncu": ("attention_hopper_ncu.txt", "Nsight", "  "),
 }
 
 
