@@ -118,6 +118,9 @@ const std::map<std::string, Excess>& known_excess() {
   static const char* warp_tile = "the kit (the FlashAttention-2 warp tile with its online softmax, the swizzled "
                                  "tile, the PTX) and the family's contract take {shared} lines that steps 5 to 8 "
                                  "all use";
+  static const char* hopper = "the Hopper kit (the TMA stages and their producer, both products, a warpgroup's rows "
+                              "with their softmax, the launch), the Hopper core and the family's contract take "
+                              "{shared} lines that steps 9 to 11 all use";
   static const char* chain = "steps 13 to 16 are one change each on one cluster kernel: each extends the one before";
   static const std::map<std::string, Excess> m = {
       {"sgemm_12_multistage.cuh", {682, "it carries step 13's split-K tail in its kernel, and the common header "
@@ -137,6 +140,8 @@ const std::map<std::string, Excess>& known_excess() {
       {"attention_07_decode.cuh", {838, "two kernels of its own (the chunks and their merge) and the merge of the four "
                                         "warps' partial results inside a block, over the kit's warp tile"}},
       {"attention_08_tuned.cuh", {875, warp_tile}},
+      {"attention_09_wgmma.cuh", {956, hopper}},
+      {"attention_10_pingpong.cuh", {992, hopper}},
       {"tc_gemm_06_multistage.cuh", {731, "uses nearly all of its set: its cp.async copies, the sm80 kit and the "
                                           "common header"}},
       {"tc_gemm_08_tma.cuh", {1072, "the bridge between the kits: TMA loads (sm90) feed the mma.sync warp tile (sm80)",

@@ -9,10 +9,7 @@
 /// still does. Only two things must wait for that product: the rescaling of the output (next
 /// turn) and the packing of P_j into the registers P_{j-1} still occupies as its A operand, both
 /// after wait_group 0. Ping-pong fills the tensor cores with the other warpgroup's turn; this fills
-/// them within one warpgroup too, so each warpgroup spends less time waiting per tile.
-///
-/// The kernel is step 10's, instantiated with kOverlap (step 10's `#error` stops a build for an
-/// older architecture).
+/// them within one warpgroup too. The kernel is step 10's with kOverlap (and its `#error`).
 #pragma once
 #include <cuda_runtime.h>
 
