@@ -419,6 +419,11 @@ std::vector<Case> cases() {
       {2, 2, 1, 300, 333, 128, true},
       {1, 2, 2, 257, 300, 128},
       {1, 2, 2, 300, 260, 64, true},
+      // 288 query tiles of 128 rows, over twice the 132 SMs of an H100 or H200: step 12's blocks walk
+      // three items each (both Q buffers, and the stages' phases carried from item to item); causal
+      // with seq_q > seq_kv, the first tile of each head sees no key.
+      {2, 48, 8, 300, 130, 128},
+      {2, 48, 8, 300, 130, 64, true},
       // Layouts: [b, h, s, d], padded, mixed, K and V shared by the batch, odd strides off 16 bytes.
       {2, 4, 2, 50, 90, 64, false, L::bhsd, L::bhsd, L::bhsd},
       {2, 4, 2, 50, 90, 64, true, L::padded, L::padded, L::padded},

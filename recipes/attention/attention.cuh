@@ -24,6 +24,7 @@
 #include "attention_09_wgmma.cuh"
 #include "attention_10_pingpong.cuh"
 #include "attention_11_overlap.cuh"
+#include "attention_12_persistent.cuh"
 #endif
 
 /// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher
@@ -56,7 +57,9 @@
   X(10, pingpong, "attention_10_pingpong.cuh",                                                          \
     "Ping-pong: the consumer warpgroups take turns at the tensor cores, one's softmax under the other's products.") \
   X(11, overlap, "attention_11_overlap.cuh",                                                            \
-    "Intra-warpgroup overlap: the softmax of tile j runs while the warpgroup's own P V of tile j-1 does.")
+    "Intra-warpgroup overlap: the softmax of tile j runs while the warpgroup's own P V of tile j-1 does.") \
+  X(12, persistent, "attention_12_persistent.cuh",                                                      \
+    "Persistent blocks: one per SM on a snaking schedule, the next tile's Q and K/V loaded under this one's.")
 #else
 #define SMEM_ATTENTION_HOPPER_STEPS(X)
 #endif

@@ -22,20 +22,6 @@
 
 namespace smem::attention {
 
-/// The keys the rows first to last of a block see, as tiles of kKeys: tiles [0, end) are walked,
-/// and tiles from `masked` on need the mask (they reach past the diagonal of row `first`, or
-/// past seq_kv).
-struct KeyTiles {
-  long long end, masked;
-  __host__ __device__ KeyTiles(const Problem& p, long long first, long long last, int keys) {
-    const long long n = tiles(p.seq_kv, keys), shift = p.seq_kv - p.seq_q;
-    const long long reach = (last + shift) / keys + 1, clear_row = first + shift + 1;
-    end = !p.causal ? n : last + shift < 0 ? 0 : reach < n ? reach : n;
-    const long long clear = !p.causal || clear_row > p.seq_kv ? p.seq_kv : clear_row;  // keys below it: no mask
-    masked = clear <= 0 ? 0 : clear / keys;  // tiles below it lie wholly before `clear`
-  }
-};
-
 //! [causal kernel]
 template <class S>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
@@ -43,18 +29,10 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
   extern __shared__ __align__(16) unsigned char smem_raw[];
   bf16* Qs = reinterpret_cast<bf16*>(smem_raw);
   bf16* stage0 = Qs + S::QTile::kElems;
-  // The last query tiles first, within groups of heads whose K and V fit in about 16 MiB of L2
-  // together: the blocks running at once share their heads' K and V. Block x: group x / (G tiles_q),
-  // in it query tile tiles_q - 1 - r / n of head first + r % n (r: x's place in the group, n: its
-  // heads, G but in the last group).
-  const long long tiles_q = tiles(p.seq_q, S::kRows), heads = 1LL * p.batch * p.heads_q;
-  const long long kv_bytes = 4LL * p.seq_kv * p.head_dim + 1, g = (16LL << 20) / kv_bytes;
-  const long long group = g < 1 ? 1 : g < heads ? g : heads, first = blockIdx.x / (group * tiles_q) * group;
-  const long long n = heads - first < group ? heads - first : group, r = blockIdx.x - first * tiles_q;
-  const long long bh = first + r % n, b = bh / p.heads_q, h = bh % p.heads_q;
-  const long long hk = h / (p.heads_q / p.heads_kv), q0 = (tiles_q - 1 - r / n) * S::kRows;
+  const QueryTile qt(p, blockIdx.x, S::kRows);  // the common order: longest first, heads grouped for L2
+  const long long b = qt.b, h = qt.h, hk = h / (p.heads_q / p.heads_kv), q0 = qt.q0;
   const int row0 = 16 * S::kMt * int(threadIdx.x / 32);
-  const KeyTiles kt(p, q0, (q0 + S::kRows < p.seq_q ? q0 + S::kRows : p.seq_q) - 1, S::kKeys);
+  const KeyTiles kt(p, q0, qt.last, S::kKeys);
   auto issue = [&](long long k0, int s) {
     bf16* Ks = stage0 + 2 * s * S::KvTile::kElems;
     load_tile_async<typename S::KvTile, S::kThreads>(Ks, K + at(p.k, b, k0, hk), p.k.seq, p.seq_kv - k0);

@@ -25,7 +25,8 @@
 /// Takes head_dim 64 and 128, tensors whose base is 16-byte aligned and whose strides are multiples
 /// of 8 elements below 2^39 (the tensor map's rules); a stride of 0 (a tensor shared across a
 /// batch, say) reads coordinate 0 of that dimension. Causal problems walk only the tiles the mask
-/// leaves visible, and the blocks with the most tiles start first.
+/// leaves visible; the blocks run in the family's order (QueryTile: the longest first, in groups
+/// of heads that share L2).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -49,8 +50,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   extern __shared__ unsigned char raw[];
   __shared__ typename WgmmaStages<S>::Bars bars;
   const WgmmaStages<S> st(raw, bars);
-  const WgmmaBlock blk(p, S::kRows);
-  const long long n = walked_tiles(p, blk.q0, S::kRows, S::kKeys);
+  const QueryTile blk(p, blockIdx.x, S::kRows);
+  const long long n = KeyTiles(p, blk.q0, blk.last, S::kKeys).end;
   if (!start_block<S>(&q_map, &k_map, &v_map, p, blk, n, st)) return;
   const int w = sm90::warpgroup() - 1;  // consumer warpgroup w: query rows q0 + 64 w on
   WgmmaRows<S::kD> r(blk.q0 + 64 * w);

@@ -37,7 +37,7 @@ namespace smem::attention {
 /// arriving) before it issues a turn's products, and hands the turn over (arrives on the other's
 /// barrier) once they are issued; warpgroup 1 hands the first turn to warpgroup 0. Of `turns`
 /// turns each, warpgroup 1 skips its last hand-over, so that every barrier's arrivals and waits
-/// match when the block exits.
+/// match at the end of each query tile.
 struct Turns {
   int w;
   long long turns;
@@ -54,6 +54,53 @@ struct Turns {
 };
 //! [turns]
 
+//! [pingpong rows]
+/// A consumer warpgroup's part of one query tile: n > 0 key tiles, the block's tiles g to g + n - 1,
+/// their products in turns (Q in Qs), the online softmax in r. Turn j issues S_j (j < n) and
+/// P_{j-1} V_{j-1} (j > 0).
+template <class S, bool kOverlap>
+__device__ __forceinline__ void pingpong_rows(const WgmmaStages<S>& st, const bf16* Qs, WgmmaRows<S::kD>& r,
+                                              const Problem& p, long long n, int w, long long g) {
+  const Turns turns(w, n + 1);
+  float sc[64];
+  unsigned pa[8][4];
+  st.wait(g, 0);
+  turns.wait();
+  issue_scores<S>(sc, Qs, st.tile(g, 0), w);
+  turns.done(0);
+  sm90::wgmma_wait<0>();
+  sm90::fence_acc(sc);
+  st.release(g, 0, r.t);
+  r.softmax(sc, p, 0);
+  r.pack(sc, pa);
+  for (long long j = 1; j < n; ++j) {
+    st.wait(g + j, 0);
+    st.wait(g + j - 1, 1);
+    turns.wait();
+    issue_scores<S>(sc, Qs, st.tile(g + j, 0), w);
+    r.rescale_o();
+    issue_pv<S>(r.o, pa, st.tile(g + j - 1, 1));
+    turns.done(j);
+    sm90::wgmma_wait<kOverlap ? 1 : 0>();  // S_j done (and, without the overlap, P_{j-1} V_{j-1})
+    sm90::fence_acc(sc);
+    st.release(g + j, 0, r.t);
+    r.softmax(sc, p, j * S::kKeys);
+    sm90::wgmma_wait<0>();
+    sm90::fence_acc(r.o);
+    st.release(g + j - 1, 1, r.t);
+    r.pack(sc, pa);
+  }
+  st.wait(g + n - 1, 1);
+  turns.wait();
+  r.rescale_o();
+  issue_pv<S>(r.o, pa, st.tile(g + n - 1, 1));
+  turns.done(n);
+  sm90::wgmma_wait<0>();
+  sm90::fence_acc(r.o);
+  st.release(g + n - 1, 1, r.t);
+}
+//! [pingpong rows]
+
 //! [pingpong kernel]
 template <class S, bool kOverlap>
 __global__ void __launch_bounds__(S::kThreads, 1)
@@ -63,52 +110,12 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   extern __shared__ unsigned char raw[];
   __shared__ typename WgmmaStages<S>::Bars bars;
   const WgmmaStages<S> st(raw, bars);
-  const WgmmaBlock blk(p, S::kRows);
-  const long long n = walked_tiles(p, blk.q0, S::kRows, S::kKeys);
+  const QueryTile blk(p, blockIdx.x, S::kRows);
+  const long long n = KeyTiles(p, blk.q0, blk.last, S::kKeys).end;
   if (!start_block<S>(&q_map, &k_map, &v_map, p, blk, n, st)) return;
   const int w = sm90::warpgroup() - 1;
   WgmmaRows<S::kD> r(blk.q0 + 64 * w);
-  const Turns turns(w, n > 0 ? n + 1 : 0);  // turn j: S_j (j < n) and P_{j-1} V_{j-1} (j > 0)
-  float sc[64];
-  unsigned pa[8][4];
-  if (n > 0) {
-    st.wait(0, 0);
-    turns.wait();
-    issue_scores<S>(sc, st.q, st.tile(0, 0), w);
-    turns.done(0);
-    sm90::wgmma_wait<0>();
-    sm90::fence_acc(sc);
-    st.release(0, 0, r.t);
-    r.softmax(sc, p, 0);
-    r.pack(sc, pa);
-  }
-  for (long long j = 1; j < n; ++j) {
-    st.wait(j, 0);
-    st.wait(j - 1, 1);
-    turns.wait();
-    issue_scores<S>(sc, st.q, st.tile(j, 0), w);
-    r.rescale_o();
-    issue_pv<S>(r.o, pa, st.tile(j - 1, 1));
-    turns.done(j);
-    sm90::wgmma_wait<kOverlap ? 1 : 0>();  // S_j done (and, without the overlap, P_{j-1} V_{j-1})
-    sm90::fence_acc(sc);
-    st.release(j, 0, r.t);
-    r.softmax(sc, p, j * S::kKeys);
-    sm90::wgmma_wait<0>();
-    sm90::fence_acc(r.o);
-    st.release(j - 1, 1, r.t);
-    r.pack(sc, pa);
-  }
-  if (n > 0) {
-    st.wait(n - 1, 1);
-    turns.wait();
-    r.rescale_o();
-    issue_pv<S>(r.o, pa, st.tile(n - 1, 1));
-    turns.done(n);
-    sm90::wgmma_wait<0>();
-    sm90::fence_acc(r.o);
-    st.release(n - 1, 1, r.t);
-  }
+  if (n > 0) pingpong_rows<S, kOverlap>(st, st.q, r, p, n, w, 0);
   r.store(p, blk, O, lse);
 #endif
 }

@@ -30,7 +30,7 @@
 /// tensors of at most 2^60 bytes each; O and lse may not overlap Q, K, V or each other. A step
 /// also refuses a problem that needs more than 2^31 - 1 blocks (steps 2 and 3: batch x heads_q x
 /// ceil(seq_q / 16); 4 to 6: ceil(seq_q / 64); 7: batch x heads_kv x row sets x chunks; 8:
-/// ceil(seq_q / its rows, 64 or 128); 9: ceil(seq_q / 128)) or, in step 1, more than 2^60 bytes of scores.
+/// ceil(seq_q / its rows, 64 or 128); 9 to 11: ceil(seq_q / 128); 12 takes any number) or, in step 1, more than 2^60 bytes of scores.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -214,6 +214,41 @@ inline cudaError_t finish_without_launch(Args a, const Problem& p, bf16* O, floa
 
 /// Number of `tile`-sized tiles covering n (n >= 0), in 64 bits.
 __host__ __device__ constexpr long long tiles(long long n, int tile) { return (n + tile - 1) / tile; }
+
+//! [work order]
+/// Work item x of a grid over query tiles of `rows` rows: its batch b, head h, first row q0 and last
+/// row (below seq_q). The items run the last query tiles first (with the causal mask the longest),
+/// heads innermost, within groups of heads whose K and V fit in about 16 MiB of L2 together, so
+/// that the items running at once share their heads' K and V: item x lies in group x / (G tiles_q),
+/// where it is query tile tiles_q - 1 - r / n of head first + r % n (r: x's place in the group, n:
+/// its heads, G but in the last group).
+struct QueryTile {
+  long long b, h, q0, last;
+  __host__ __device__ QueryTile(const Problem& p, long long x, int rows) {
+    const long long tiles_q = tiles(p.seq_q, rows), heads = 1LL * p.batch * p.heads_q;
+    const long long kv_bytes = 4LL * p.seq_kv * p.head_dim + 1, g = (16LL << 20) / kv_bytes;
+    const long long group = g < 1 ? 1 : g < heads ? g : heads, first = x / (group * tiles_q) * group;
+    const long long n = heads - first < group ? heads - first : group, r = x - first * tiles_q;
+    const long long bh = first + r % n;
+    b = bh / p.heads_q, h = bh % p.heads_q, q0 = (tiles_q - 1 - r / n) * rows;
+    last = (q0 + rows < p.seq_q ? q0 + rows : p.seq_q) - 1;
+  }
+};
+
+/// The keys the rows first to last of a query tile see, as tiles of `keys`: tiles [0, end) are
+/// walked, and tiles from `masked` on need the mask (they reach past the diagonal of row `first`,
+/// or past seq_kv).
+struct KeyTiles {
+  long long end, masked;
+  __host__ __device__ KeyTiles(const Problem& p, long long first, long long last, int keys) {
+    const long long n = tiles(p.seq_kv, keys), shift = p.seq_kv - p.seq_q;
+    const long long reach = (last + shift) / keys + 1, clear_row = first + shift + 1;
+    end = !p.causal ? n : last + shift < 0 ? 0 : reach < n ? reach : n;
+    const long long clear = !p.causal || clear_row > p.seq_kv ? p.seq_kv : clear_row;  // keys below it: no mask
+    masked = clear <= 0 ? 0 : clear / keys;  // tiles below it lie wholly before `clear`
+  }
+};
+//! [work order]
 
 //! [plan]
 /// What a launcher launches: the kernel, its grid and block, and its dynamic shared memory. A null

@@ -67,28 +67,6 @@ __device__ __forceinline__ void tma_load_4d(bf16* dst, const CUtensorMap* map, i
 }
 //! [tensor maps]
 
-/// The block's work: query tile, batch and head. Without the mask a head's query tiles are
-/// consecutive blocks (they share its K and V in L2); with it the blocks are numbered from the
-/// last query tile down, heads innermost (the longest blocks first).
-struct WgmmaBlock {
-  long long b, h, q0;
-  __device__ WgmmaBlock(const Problem& p, int rows) {
-    const long long heads = 1LL * p.batch * p.heads_q, tiles_q = tiles(p.seq_q, rows);
-    const long long tile = p.causal ? tiles_q - 1 - blockIdx.x / heads : blockIdx.x % tiles_q;
-    const long long bh = p.causal ? blockIdx.x % heads : blockIdx.x / tiles_q;
-    b = bh / p.heads_q, h = bh % p.heads_q, q0 = tile * rows;
-  }
-};
-
-/// The key tiles a block of rows [q0, q0 + rows) walks: all of them, or with the causal mask those
-/// up to the last row's diagonal key (none if that row sees no key).
-__host__ __device__ inline long long walked_tiles(const Problem& p, long long q0, int rows, int keys) {
-  const long long n = tiles(p.seq_kv, keys), last = (q0 + rows < p.seq_q ? q0 + rows : p.seq_q) - 1;
-  const long long reach = last + p.seq_kv - p.seq_q;  // the last row's last visible key
-  if (!p.causal) return n;
-  return reach < 0 ? 0 : reach / keys + 1 < n ? reach / keys + 1 : n;
-}
-
 /// The block's shared memory: the Q tile, then stage s's K and V tiles (kv = 0 and 1), and their
 /// mbarriers: Q landed; a stage's K or V landed (full) or read by both consumers (empty).
 template <class S>
@@ -117,26 +95,27 @@ struct WgmmaStages {
   }
 };
 
-/// The producer, one thread: Q, then K_j and V_j of each of the n key tiles, each into its stage
-/// once both consumers have released what it held kStages tiles before. A stride of 0 reads
-/// coordinate 0 of its dimension.
+/// The producer, one thread: item blk's Q into qs (landing on q_bar), then K_j and V_j of its n key
+/// tiles, as the block's tiles g to g + n - 1, each into its stage once both consumers have
+/// released what it held kStages tiles before. A stride of 0 reads coordinate 0 of its dimension.
 template <class S>
 __device__ void produce(const CUtensorMap* q_map, const CUtensorMap* k_map, const CUtensorMap* v_map,
-                        const Problem& p, const WgmmaBlock& blk, long long n, const WgmmaStages<S>& st) {
+                        const Problem& p, const QueryTile& blk, long long n, const WgmmaStages<S>& st, bf16* qs,
+                        std::uint64_t* q_bar, long long g) {
   auto load = [&](bf16* dst, const CUtensorMap* map, const Strides& t, long long row, long long h, std::uint64_t* bar) {
     sm90::mbar_arrive_expect_tx(bar, S::kTileBytes);
     for (int c = 0; c < S::kD / 64; ++c)
       tma_load_4d(dst + c * S::Tile::kPanel, map, 64 * c, t.seq ? int(row) : 0, t.head ? int(h) : 0,
                   t.batch ? int(blk.b) : 0, bar);
   };
-  load(st.q, q_map, p.q, blk.q0, blk.h, &st.bar.q);
+  load(qs, q_map, p.q, blk.q0, blk.h, q_bar);
   const CUtensorMap* map[2] = {k_map, v_map};
   const Strides* t[2] = {&p.k, &p.v};
-  for (long long j = 0; j < n; ++j)
+  for (long long j = g; j < g + n; ++j)
 #pragma unroll
     for (int kv = 0; kv < 2; ++kv) {
       sm90::mbar_wait(&st.bar.empty[j % S::kStages][kv], st.parity(j) ^ 1);
-      load(st.tile(j, kv), map[kv], *t[kv], j * S::kKeys, blk.h / (p.heads_q / p.heads_kv),
+      load(st.tile(j, kv), map[kv], *t[kv], (j - g) * S::kKeys, blk.h / (p.heads_q / p.heads_kv),
            &st.bar.full[j % S::kStages][kv]);
     }
 }
@@ -292,7 +271,7 @@ struct WgmmaRows {
   }
 
   /// O = o / l and LSE of the rows below seq_q; a row that saw no key: O = 0, LSE = -inf.
-  __device__ __forceinline__ void store(const Problem& p, const WgmmaBlock& blk, bf16* O, float* lse) {
+  __device__ __forceinline__ void store(const Problem& p, const QueryTile& blk, bf16* O, float* lse) {
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
       float sum = l[hh] + __shfl_xor_sync(0xffffffffu, l[hh], 1);
@@ -312,36 +291,53 @@ struct WgmmaRows {
 };
 //! [rows]
 
-/// A Hopper kernel's start: thread 0 initializes the barriers; the producer warpgroup gives its
-/// registers away, its first thread streams the block's n tiles, and it returns false; a consumer
-/// warpgroup takes the registers, waits for Q (if there is a tile) and returns true.
-template <class S>
-__device__ __forceinline__ bool start_block(const CUtensorMap* q_map, const CUtensorMap* k_map,
-                                            const CUtensorMap* v_map, const Problem& p, const WgmmaBlock& blk,
-                                            long long n, const WgmmaStages<S>& st) {
+/// A Hopper kernel's roles: thread 0 initializes the barriers; the producer warpgroup keeps
+/// kProducerRegs registers a thread, its first thread runs `producer`, and it returns false; a
+/// consumer warpgroup takes the rest of the SM's 64K (a multiple of 8 a thread) and returns true.
+template <class S, int kProducerRegs = 24, class Producer>
+__device__ __forceinline__ bool split_roles(const WgmmaStages<S>& st, Producer producer) {
   if (threadIdx.x == 0) st.init();
   __syncthreads();
   if (sm90::warpgroup() == 0) {
-    sm90::regs_down<24>();
-    if (threadIdx.x == 0 && n > 0) produce<S>(q_map, k_map, v_map, p, blk, n, st);
+    sm90::regs_down<kProducerRegs>();
+    if (threadIdx.x == 0) producer();
     return false;
   }
-  sm90::regs_up<240>();
+  sm90::regs_up<(512 - kProducerRegs) / 2 / 8 * 8>();
+  return true;
+}
+
+/// The start of a kernel of one item per block: the producer streams the block's n tiles, a
+/// consumer warpgroup waits for Q (if there is a tile) and returns true.
+template <class S>
+__device__ __forceinline__ bool start_block(const CUtensorMap* q_map, const CUtensorMap* k_map,
+                                            const CUtensorMap* v_map, const Problem& p, const QueryTile& blk,
+                                            long long n, const WgmmaStages<S>& st) {
+  if (!split_roles<S>(st, [&] {
+        if (n > 0) produce<S>(q_map, k_map, v_map, p, blk, n, st, st.q, &st.bar.q, 0);
+      }))
+    return false;
   if (n > 0) sm90::mbar_wait(&st.bar.q, 0);
   return true;
 }
 
-/// The kernel of steps 9 to 11: (q_map, k_map, v_map, problem, O, lse).
+/// The kernel of steps 9 to 12: (q_map, k_map, v_map, problem, O, lse).
 using WgmmaKernel = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, Problem, bf16*, float*);
 
-/// A Hopper step's plan, its kernels for head_dim 64 and 128 given: null for another head_dim, a
-/// tensor TMA cannot read, or more than 2^31 - 1 blocks.
-inline Plan<WgmmaKernel> wgmma_grid_plan(WgmmaKernel k64, WgmmaKernel k128, const Problem& p, const bf16* Q,
-                                         const bf16* K, const bf16* V, const bf16* O) {
+/// A Hopper step's kernel, of its kernels for head_dim 64 and 128: null for another head_dim or a
+/// tensor TMA cannot read.
+inline WgmmaKernel wgmma_pick(WgmmaKernel k64, WgmmaKernel k128, const Problem& p, const bf16* Q, const bf16* K,
+                              const bf16* V, const bf16* O) {
   const bool ok = tma_readable(Q, p.q, p.seq_q) && tma_readable(K, p.k, p.seq_kv) && tma_readable(V, p.v, p.seq_kv) &&
                   tma_readable(O, p.o, p.seq_q);
-  const WgmmaKernel k = !ok ? nullptr : p.head_dim == 64 ? k64 : p.head_dim == 128 ? k128 : nullptr;
-  return grid_plan(k, 1LL * p.batch * p.heads_q * tiles(p.seq_q, 128), dim3(384),
+  return !ok ? nullptr : p.head_dim == 64 ? k64 : p.head_dim == 128 ? k128 : nullptr;
+}
+
+/// The plan of a Hopper step of one block per query tile: null as wgmma_pick, or for more than
+/// 2^31 - 1 blocks.
+inline Plan<WgmmaKernel> wgmma_grid_plan(WgmmaKernel k64, WgmmaKernel k128, const Problem& p, const bf16* Q,
+                                         const bf16* K, const bf16* V, const bf16* O) {
+  return grid_plan(wgmma_pick(k64, k128, p, Q, K, V, O), 1LL * p.batch * p.heads_q * tiles(p.seq_q, 128), dim3(384),
                    p.head_dim == 64 ? WgmmaShape<64>::kSmemBytes : WgmmaShape<128>::kSmemBytes);
 }
 
