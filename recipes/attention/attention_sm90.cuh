@@ -326,8 +326,9 @@ using WgmmaKernel = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, Problem, bf1
 
 /// A Hopper step's kernel, of its kernels for head_dim 64 and 128: null for another head_dim or a
 /// tensor TMA cannot read.
-inline WgmmaKernel wgmma_pick(WgmmaKernel k64, WgmmaKernel k128, const Problem& p, const bf16* Q, const bf16* K,
-                              const bf16* V, const bf16* O) {
+template <class Kernel>
+Kernel wgmma_pick(Kernel k64, Kernel k128, const Problem& p, const bf16* Q, const bf16* K, const bf16* V,
+                  const bf16* O) {
   const bool ok = tma_readable(Q, p.q, p.seq_q) && tma_readable(K, p.k, p.seq_kv) && tma_readable(V, p.v, p.seq_kv) &&
                   tma_readable(O, p.o, p.seq_q);
   return !ok ? nullptr : p.head_dim == 64 ? k64 : p.head_dim == 128 ? k128 : nullptr;
@@ -341,6 +342,13 @@ inline Plan<WgmmaKernel> wgmma_grid_plan(WgmmaKernel k64, WgmmaKernel k128, cons
                    p.head_dim == 64 ? WgmmaShape<64>::kSmemBytes : WgmmaShape<128>::kSmemBytes);
 }
 
+/// The tensor maps of Q, K and V into m (false if the driver refuses one).
+inline bool wgmma_maps(const Problem& p, const bf16* Q, const bf16* K, const bf16* V, CUtensorMap (&m)[3]) {
+  return head_map(&m[0], Q, p.batch, p.seq_q, p.heads_q, p.head_dim, p.q) &&
+         head_map(&m[1], K, p.batch, p.seq_kv, p.heads_kv, p.head_dim, p.k) &&
+         head_map(&m[2], V, p.batch, p.seq_kv, p.heads_kv, p.head_dim, p.v);
+}
+
 /// A Hopper step's launch: the argument checks before any CUDA call, then the step's plan, the
 /// tensor maps of Q, K and V, and the kernel.
 inline cudaError_t wgmma_launch(Plan<WgmmaKernel> (*plan_of)(const Problem&, const bf16*, const bf16*, const bf16*,
@@ -351,13 +359,9 @@ inline cudaError_t wgmma_launch(Plan<WgmmaKernel> (*plan_of)(const Problem&, con
   if (a == Args::invalid || (p.head_dim != 64 && p.head_dim != 128)) return cudaErrorInvalidValue;
   if (a != Args::launch) return finish_without_launch(a, p, O, lse, stream);
   const Plan<WgmmaKernel> plan = plan_of(p, Q, K, V, O);
-  if (plan.kernel == nullptr) return cudaErrorInvalidValue;
-  CUtensorMap qm, km, vm;
-  if (!head_map(&qm, Q, p.batch, p.seq_q, p.heads_q, p.head_dim, p.q) ||
-      !head_map(&km, K, p.batch, p.seq_kv, p.heads_kv, p.head_dim, p.k) ||
-      !head_map(&vm, V, p.batch, p.seq_kv, p.heads_kv, p.head_dim, p.v))
-    return cudaErrorInvalidValue;
-  return launch(plan, stream, qm, km, vm, p, O, lse);
+  CUtensorMap m[3];
+  if (plan.kernel == nullptr || !wgmma_maps(p, Q, K, V, m)) return cudaErrorInvalidValue;
+  return launch(plan, stream, m[0], m[1], m[2], p, O, lse);
 }
 
 }  // namespace smem::attention
