@@ -59,7 +59,7 @@
   X(11, overlap, "attention_11_overlap.cuh",                                                            \
     "Intra-warpgroup overlap: the softmax of tile j runs while the warpgroup's own P V of tile j-1 does.") \
   X(12, persistent, "attention_12_persistent.cuh",                                                      \
-    "Persistent blocks: one per SM, query tiles taken from a counter, the next one's loads under this one.")
+    "Persistent blocks: one per SM on pairs of query tiles of equal work, the next tile's loads under this one.")
 #else
 #define SMEM_ATTENTION_HOPPER_STEPS(X)
 #endif

@@ -29,7 +29,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
   extern __shared__ __align__(16) unsigned char smem_raw[];
   bf16* Qs = reinterpret_cast<bf16*>(smem_raw);
   bf16* stage0 = Qs + S::QTile::kElems;
-  const QueryTile qt(p, blockIdx.x, S::kRows);  // the common order: longest first, heads grouped for L2
+  const QueryTile qt = QueryTile::nth(p, blockIdx.x, S::kRows);  // longest first, heads grouped for L2
   const long long b = qt.b, h = qt.h, hk = h / (p.heads_q / p.heads_kv), q0 = qt.q0;
   const int row0 = 16 * S::kMt * int(threadIdx.x / 32);
   const KeyTiles kt(p, q0, qt.last, S::kKeys);

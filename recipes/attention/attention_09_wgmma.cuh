@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   extern __shared__ unsigned char raw[];
   __shared__ typename WgmmaStages<S>::Bars bars;
   const WgmmaStages<S> st(raw, bars);
-  const QueryTile blk(p, blockIdx.x, S::kRows);
+  const QueryTile blk = QueryTile::nth(p, blockIdx.x, S::kRows);
   const long long n = KeyTiles(p, blk.q0, blk.last, S::kKeys).end;
   if (!start_block<S>(&q_map, &k_map, &v_map, p, blk, n, st)) return;
   const int w = sm90::warpgroup() - 1;  // consumer warpgroup w: query rows q0 + 64 w on

@@ -30,7 +30,8 @@
 /// tensors of at most 2^60 bytes each; O and lse may not overlap Q, K, V or each other. A step
 /// also refuses a problem that needs more than 2^31 - 1 blocks (steps 2 and 3: batch x heads_q x
 /// ceil(seq_q / 16); 4 to 6: ceil(seq_q / 64); 7: batch x heads_kv x row sets x chunks; 8:
-/// ceil(seq_q / its rows, 64 or 128); 9 to 11: ceil(seq_q / 128); 12 takes any number) or, in step 1, more than 2^60 bytes of scores.
+/// ceil(seq_q / its rows, 64 or 128); 9 to 11: ceil(seq_q / 128)) or work units (12: batch x
+/// heads_q x ceil(seq_q / 256)) or, in step 1, more than 2^60 bytes of scores.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -224,14 +225,20 @@ __host__ __device__ constexpr long long tiles(long long n, int tile) { return (n
 /// its heads, G but in the last group).
 struct QueryTile {
   long long b, h, q0, last;
-  __host__ __device__ QueryTile(const Problem& p, long long x, int rows) {
+  /// Query tile `tile` of head bh (of batch x heads_q).
+  __host__ __device__ QueryTile(const Problem& p, long long bh, long long tile, int rows)
+      : b(bh / p.heads_q), h(bh % p.heads_q), q0(tile * rows), last((q0 + rows < p.seq_q ? q0 + rows : p.seq_q) - 1) {}
+  /// G: the heads (of batch x heads_q) whose K and V take about 16 MiB together, at least 1.
+  __host__ __device__ static long long group(const Problem& p) {
+    const long long heads = 1LL * p.batch * p.heads_q, g = (16LL << 20) / (4LL * p.seq_kv * p.head_dim + 1);
+    return g < 1 ? 1 : g < heads ? g : heads;
+  }
+  /// Work item x.
+  __host__ __device__ static QueryTile nth(const Problem& p, long long x, int rows) {
     const long long tiles_q = tiles(p.seq_q, rows), heads = 1LL * p.batch * p.heads_q;
-    const long long kv_bytes = 4LL * p.seq_kv * p.head_dim + 1, g = (16LL << 20) / kv_bytes;
-    const long long group = g < 1 ? 1 : g < heads ? g : heads, first = x / (group * tiles_q) * group;
+    const long long group = QueryTile::group(p), first = x / (group * tiles_q) * group;
     const long long n = heads - first < group ? heads - first : group, r = x - first * tiles_q;
-    const long long bh = first + r % n;
-    b = bh / p.heads_q, h = bh % p.heads_q, q0 = (tiles_q - 1 - r / n) * rows;
-    last = (q0 + rows < p.seq_q ? q0 + rows : p.seq_q) - 1;
+    return QueryTile(p, first + r % n, tiles_q - 1 - r / n, rows);
   }
 };
 

@@ -326,9 +326,8 @@ using WgmmaKernel = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, Problem, bf1
 
 /// A Hopper step's kernel, of its kernels for head_dim 64 and 128: null for another head_dim or a
 /// tensor TMA cannot read.
-template <class Kernel>
-Kernel wgmma_pick(Kernel k64, Kernel k128, const Problem& p, const bf16* Q, const bf16* K, const bf16* V,
-                  const bf16* O) {
+inline WgmmaKernel wgmma_pick(WgmmaKernel k64, WgmmaKernel k128, const Problem& p, const bf16* Q, const bf16* K,
+                              const bf16* V, const bf16* O) {
   const bool ok = tma_readable(Q, p.q, p.seq_q) && tma_readable(K, p.k, p.seq_kv) && tma_readable(V, p.v, p.seq_kv) &&
                   tma_readable(O, p.o, p.seq_q);
   return !ok ? nullptr : p.head_dim == 64 ? k64 : p.head_dim == 128 ? k128 : nullptr;
