@@ -218,9 +218,10 @@ __host__ __device__ constexpr long long tiles(long long n, int tile) { return (n
 
 //! [work order]
 /// Work item x of a grid over query tiles of `rows` rows: its batch b, head h, first row q0 and last
-/// row (below seq_q). The items run the last query tiles first (with the causal mask the longest),
-/// heads innermost, within groups of heads whose K and V fit in about 16 MiB of L2 together, so
-/// that the items running at once share their heads' K and V: item x lies in group x / (G tiles_q),
+/// row (below seq_q). Without the mask a head's query tiles are consecutive items (they read its K
+/// and V together). With it the items run the last query tiles first (the longest), heads
+/// innermost, within groups of G heads whose K and V fit in about 16 MiB of L2 together, so that
+/// the items running at once share their heads' K and V: item x lies in group x / (G tiles_q),
 /// where it is query tile tiles_q - 1 - r / n of head first + r % n (r: x's place in the group, n:
 /// its heads, G but in the last group).
 struct QueryTile {
@@ -236,6 +237,7 @@ struct QueryTile {
   /// Work item x.
   __host__ __device__ static QueryTile nth(const Problem& p, long long x, int rows) {
     const long long tiles_q = tiles(p.seq_q, rows), heads = 1LL * p.batch * p.heads_q;
+    if (!p.causal) return QueryTile(p, x / tiles_q, x % tiles_q, rows);
     const long long group = QueryTile::group(p), first = x / (group * tiles_q) * group;
     const long long n = heads - first < group ? heads - first : group, r = x - first * tiles_q;
     return QueryTile(p, first + r % n, tiles_q - 1 - r / n, rows);
