@@ -63,6 +63,18 @@ struct Units {
     bh = first + r % n;
     return i == 0 ? tiles_q - 1 - k : k == tiles_q - 1 - k ? -1 : k;
   }
+  /// f(tile, n) for each query tile of this block's units (b, b + G, ...), n its key tiles.
+  template <class S, class F>
+  __device__ __forceinline__ void walk(const Problem& p, F f) const {
+    for (unsigned u = blockIdx.x; u < count(); u += gridDim.x)
+      for (int i = 0; i < 2; ++i) {
+        long long bh;
+        const long long t = tile(u, i, bh);
+        if (t < 0) continue;
+        const QueryTile blk(p, bh, t, S::kRows);
+        f(blk, KeyTiles(p, blk.q0, blk.last, S::kKeys).end);
+      }
+  }
 };
 //! [schedule]
 
@@ -82,38 +94,26 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     for (int i = 0; i < 2; ++i) sm90::mbar_init(&q_full[i], 1), sm90::mbar_init(&q_free[i], 2);
   const bool consumer = split_roles<S, 56>(st, [&] {
     unsigned g = 0, c = 0;  // key tiles and Q tiles streamed so far (their phases: mod 4 is enough)
-    for (unsigned u = blockIdx.x; u < units.count(); u += gridDim.x)
-      for (int i = 0; i < 2; ++i) {
-        long long bh;
-        const long long tile = units.tile(u, i, bh);
-        if (tile < 0) continue;
-        const QueryTile blk(p, bh, tile, S::kRows);
-        const long long n = KeyTiles(p, blk.q0, blk.last, S::kKeys).end;
-        if (n == 0) continue;  // rows that see no key: the consumers write them alone
-        sm90::mbar_wait(&q_free[c % 2], (c / 2 & 1) ^ 1);
-        produce<S>(&q_map, &k_map, &v_map, p, blk, n, st, q_tile(c), &q_full[c % 2], g);
-        g += unsigned(n), ++c;
-      }
+    units.walk<S>(p, [&](const QueryTile& blk, long long n) {
+      if (n == 0) return;  // rows that see no key: the consumers write them alone
+      sm90::mbar_wait(&q_free[c % 2], (c / 2 & 1) ^ 1);
+      produce<S>(&q_map, &k_map, &v_map, p, blk, n, st, q_tile(c), &q_full[c % 2], g);
+      g += unsigned(n), ++c;
+    });
   });
   if (!consumer) return;
   const int w = sm90::warpgroup() - 1;
   unsigned g = 0, c = 0;  // the producer's counts, kept in step
-  for (unsigned u = blockIdx.x; u < units.count(); u += gridDim.x)
-    for (int i = 0; i < 2; ++i) {
-      long long bh;
-      const long long tile = units.tile(u, i, bh);
-      if (tile < 0) continue;
-      const QueryTile blk(p, bh, tile, S::kRows);
-      const long long n = KeyTiles(p, blk.q0, blk.last, S::kKeys).end;
-      WgmmaRows<S::kD> rows(blk.q0 + 64 * w);
-      if (n > 0) {
-        sm90::mbar_wait(&q_full[c % 2], (c / 2 & 1));
-        pingpong_rows<S, true>(st, q_tile(c), rows, p, n, w, g);
-        if (rows.t == 0) sm90::mbar_arrive(&q_free[c % 2]);
-        g += unsigned(n), ++c;
-      }
-      rows.store(p, blk, O, lse);
+  units.walk<S>(p, [&](const QueryTile& blk, long long n) {
+    WgmmaRows<S::kD> rows(blk.q0 + 64 * w);
+    if (n > 0) {
+      sm90::mbar_wait(&q_full[c % 2], (c / 2 & 1));
+      pingpong_rows<S, true>(st, q_tile(c), rows, p, n, w, g);
+      if (rows.t == 0) sm90::mbar_arrive(&q_free[c % 2]);
+      g += unsigned(n), ++c;
     }
+    rows.store(p, blk, O, lse);
+  });
 #endif
 }
 //! [persistent kernel]

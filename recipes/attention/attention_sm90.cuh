@@ -1,5 +1,5 @@
 /// \file attention_sm90.cuh
-/// \brief The Hopper kit of the attention family (sm_90a), what steps 9 to 11 share, on the
+/// \brief The Hopper kit of the attention family (sm_90a), what steps 9 to 12 share, on the
 /// project's Hopper core (sm90/sm90.cuh): the block's shape and its tensor maps over (head_dim,
 /// seq, heads, batch), the producer that streams Q, K and V by TMA into a ring of stages, the two
 /// products as `wgmma`, a consumer warpgroup's 64 query rows with their online softmax and
