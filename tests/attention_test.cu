@@ -7,8 +7,10 @@
 // scores, a NaN in one query row, seq_kv == 0 and no LSE. The inputs' elements outside the tensors
 // are NaN (a kernel that reads them shows) and O's must keep their poison. Host suite: the
 // reference on hand-computed cases, what check_args() makes of every argument the contract names,
-// every launcher refusing bad arguments before any CUDA call, its outputs untouched, and the bank
-// model on the kernels' own shared-memory maps (support/attention_bank_access.hpp).
+// every launcher refusing bad arguments before any CUDA call, its outputs untouched, the family's
+// work order (every query tile once, the longest first with the mask; the key tiles walked and
+// masked; step 12's units of equal work) and the bank model on the kernels' own shared-memory
+// maps (support/attention_bank_access.hpp).
 #include <doctest/doctest.h>
 
 #include <attention/attention.cuh>
@@ -590,6 +592,21 @@ struct HostArena {
   }
 };
 
+/// Problems for the work-order tests: one group of heads and several (K and V of 8192 x 64 take
+/// 2 MiB a head, 8 heads a group: 15 heads make groups of 8 and 7), odd and even numbers of query
+/// tiles, seq_q above and below seq_kv, with and without the mask.
+std::vector<att::Problem> order_problems() {
+  std::vector<att::Problem> v;
+  for (bool causal : {false, true}) {
+    v.push_back(packed(2, 3, 1, 300, 300, 128, 0.1f, causal));    // 3 tiles of 128 rows a head
+    v.push_back(packed(3, 5, 5, 1000, 8192, 64, 0.1f, causal));   // 8 tiles, groups of 8 and 7 heads
+    v.push_back(packed(1, 15, 3, 8192, 8192, 64, 0.1f, causal));  // 64 tiles
+    v.push_back(packed(2, 4, 2, 700, 150, 64, 0.1f, causal));     // causal: the first tiles see no key
+    v.push_back(packed(1, 2, 2, 1, 129, 128, 0.1f, causal));      // one tile
+  }
+  return v;
+}
+
 }  // namespace
 
 TEST_SUITE("host") {
@@ -923,6 +940,97 @@ TEST_SUITE("host") {
     return smem::test::worst_request(walk).wavefronts;
   }
   using smem::test::all_conflict_free;
+
+  TEST_CASE("work order: QueryTile::nth visits every query tile of every head once, in the order it promises") {
+    for (const att::Problem& p : order_problems()) {
+      CAPTURE(p.batch);
+      CAPTURE(p.heads_q);
+      CAPTURE(p.seq_q);
+      CAPTURE(p.seq_kv);
+      CAPTURE(p.causal);
+      const long long tq = att::tiles(p.seq_q, 128), heads = 1LL * p.batch * p.heads_q;
+      std::vector<int> seen(std::size_t(heads * tq), 0);
+      long long prev_bh = -1, prev_tile = -1, prev_end = LLONG_MAX;
+      for (long long x = 0; x < heads * tq; ++x) {
+        const att::QueryTile t = att::QueryTile::nth(p, x, 128);
+        const long long bh = t.b * p.heads_q + t.h, tile = t.q0 / 128;
+        REQUIRE(t.q0 % 128 == 0);
+        REQUIRE((bh >= 0 && bh < heads && tile >= 0 && tile < tq));
+        CHECK(t.last == std::min<long long>(t.q0 + 128, p.seq_q) - 1);
+        ++seen[std::size_t(bh * tq + tile)];
+        const long long end = att::KeyTiles(p, t.q0, t.last, 128).end;
+        if (!p.causal) {
+          CHECK((bh == x / tq && tile == x % tq));  // a head's tiles one after another
+        } else if (x > 0 && bh / att::QueryTile::group(p) == prev_bh / att::QueryTile::group(p)) {
+          CHECK(end <= prev_end);  // within a group of heads, the longest first
+          CHECK((tile < prev_tile || (tile == prev_tile && bh > prev_bh)));
+        }
+        prev_bh = bh, prev_tile = tile, prev_end = end;
+      }
+      CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+    }
+  }
+
+  TEST_CASE("work order: KeyTiles walks the keys a tile's rows see and masks from the first tile past the diagonal") {
+    for (const att::Problem& p : order_problems())
+      for (long long q0 = 0; q0 < p.seq_q; q0 += 128) {
+        const long long last = std::min<long long>(q0 + 128, p.seq_q) - 1;
+        const att::KeyTiles kt(p, q0, last, 128);
+        long long end = 0, masked = att::tiles(p.seq_kv, 128);
+        for (long long j = 0; j < att::tiles(p.seq_kv, 128); ++j) {
+          // A later row sees every key an earlier one does: some row of the tile sees one of the
+          // tile's keys if its last row does, and every row sees all of them if its first row does.
+          bool any = false, all = true;
+          for (long long k = 128 * j; k < 128 * (j + 1); ++k) {
+            any = any || (k < p.seq_kv && att::visible(p, last, k));
+            all = all && k < p.seq_kv && att::visible(p, q0, k);
+          }
+          if (any) end = j + 1;
+          if (!all && masked > j) masked = j;
+        }
+        CAPTURE(q0);
+        CHECK(kt.end == end);
+        CHECK(kt.masked == masked);
+      }
+  }
+
+#if defined(SMEM_ATTENTION_SM90A)
+  TEST_CASE("step 12: its units hold every query tile once, and with the causal mask the same work each") {
+    for (const att::Problem& p : order_problems()) {
+      CAPTURE(p.batch);
+      CAPTURE(p.heads_q);
+      CAPTURE(p.seq_q);
+      CAPTURE(p.seq_kv);
+      CAPTURE(p.causal);
+      const att::Units units(p, 128);
+      const long long tq = att::tiles(p.seq_q, 128), heads = 1LL * p.batch * p.heads_q;
+      REQUIRE(units.count() == heads * ((tq + 1) / 2));
+      std::vector<int> seen(std::size_t(heads * tq), 0);
+      for (long long u = 0; u < units.count(); ++u) {
+        long long work = 0, first_bh = -1;
+        for (int i = 0; i < 2; ++i) {
+          long long bh = -1;
+          const long long t = units.tile(u, i, bh);
+          if (t < 0) {
+            CHECK((i == 1 && tq % 2 == 1));  // only the middle tile of an odd count stands alone
+            continue;
+          }
+          REQUIRE((bh >= 0 && bh < heads && t < tq));
+          if (i == 0) {
+            first_bh = bh;
+            CHECK(2 * t >= tq - 1);  // the later tile first
+          }
+          CHECK(bh == first_bh);  // both tiles of one head
+          ++seen[std::size_t(bh * tq + t)];
+          const att::QueryTile qt(p, bh, t, 128);
+          work += att::KeyTiles(p, qt.q0, qt.last, 128).end;
+        }
+        if (p.causal && p.seq_q == p.seq_kv && p.seq_q % 256 == 0) CHECK(work == tq + 1);
+      }
+      CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+    }
+  }
+#endif
 
   TEST_CASE("attention bank model: steps 2 and 3's padding word makes the K column read conflict-free") {
     for (int d = 8; d <= 256; d += 8) {

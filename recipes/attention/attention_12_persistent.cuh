@@ -57,7 +57,7 @@ struct Units {
         group(QueryTile::group(p)) {}
   __host__ __device__ long long count() const { return heads * pairs; }
   /// The query tile of item i of unit u (0: tile tiles_q - 1 - k, 1: tile k), or -1 if it has none.
-  __device__ long long tile(long long u, int i, long long& bh) const {
+  __host__ __device__ long long tile(long long u, int i, long long& bh) const {
     const long long first = u / (group * pairs) * group, n = heads - first < group ? heads - first : group;
     const long long r = u - first * pairs, k = r / n;
     bh = first + r % n;
