@@ -12,9 +12,9 @@
 /// b + 2G, ... of G blocks: the blocks finish together without talking to each other. The units
 /// come in the family's order (QueryTile's head groups, whose K and V share L2). The first
 /// measurements of this step dealt the longest-first list of tiles to the blocks in turn
-/// (forward, then backward): that left the busiest block with 40% more key tiles than the average
-/// at causal N = 1k; a counter of tiles taken at run time (dynamic scheduling) needs the producer
-/// to pass each tile to the consumers, which pairing makes unnecessary.
+/// (forward, then backward): with the causal mask the busiest block got far more key tiles than
+/// the average where a group of heads ended inside a round; a run-time counter of tiles needs the
+/// producer to pass each tile to the consumers, which pairing makes unnecessary.
 ///
 /// Every thread computes the schedule, so no item is passed between threads. Across a block's items
 /// the stages run on: the producer counts the key tiles it has streamed (g) and the consumers
