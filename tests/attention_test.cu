@@ -607,6 +607,12 @@ std::vector<att::Problem> order_problems() {
   return v;
 }
 
+/// An order problem as batch x heads_q x seq_q x seq_kv, and its mask, for the failure messages.
+std::string order_name(const att::Problem& p) {
+  return std::to_string(p.batch) + "x" + std::to_string(p.heads_q) + "x" + std::to_string(p.seq_q) + "x" +
+         std::to_string(p.seq_kv) + (p.causal ? " causal" : " full");
+}
+
 }  // namespace
 
 TEST_SUITE("host") {
@@ -943,11 +949,8 @@ TEST_SUITE("host") {
 
   TEST_CASE("work order: QueryTile::nth visits every query tile of every head once, in the order it promises") {
     for (const att::Problem& p : order_problems()) {
-      CAPTURE(p.batch);
-      CAPTURE(p.heads_q);
-      CAPTURE(p.seq_q);
-      CAPTURE(p.seq_kv);
-      CAPTURE(p.causal);
+      const std::string problem = order_name(p);
+      CAPTURE(problem);
       const long long tq = att::tiles(p.seq_q, 128), heads = 1LL * p.batch * p.heads_q;
       std::vector<int> seen(std::size_t(heads * tq), 0);
       long long prev_bh = -1, prev_tile = -1, prev_end = LLONG_MAX;
@@ -972,7 +975,9 @@ TEST_SUITE("host") {
   }
 
   TEST_CASE("work order: KeyTiles walks the keys a tile's rows see and masks from the first tile past the diagonal") {
-    for (const att::Problem& p : order_problems())
+    for (const att::Problem& p : order_problems()) {
+      const std::string problem = order_name(p);
+      CAPTURE(problem);
       for (long long q0 = 0; q0 < p.seq_q; q0 += 128) {
         const long long last = std::min<long long>(q0 + 128, p.seq_q) - 1;
         const att::KeyTiles kt(p, q0, last, 128);
@@ -992,16 +997,14 @@ TEST_SUITE("host") {
         CHECK(kt.end == end);
         CHECK(kt.masked == masked);
       }
+    }
   }
 
 #if defined(SMEM_ATTENTION_SM90A)
   TEST_CASE("step 12: its units hold every query tile once, and with the causal mask the same work each") {
     for (const att::Problem& p : order_problems()) {
-      CAPTURE(p.batch);
-      CAPTURE(p.heads_q);
-      CAPTURE(p.seq_q);
-      CAPTURE(p.seq_kv);
-      CAPTURE(p.causal);
+      const std::string problem = order_name(p);
+      CAPTURE(problem);
       const att::Units units(p, 128);
       const long long tq = att::tiles(p.seq_q, 128), heads = 1LL * p.batch * p.heads_q;
       REQUIRE(units.count() == heads * ((tq + 1) / 2));
