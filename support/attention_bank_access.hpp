@@ -35,20 +35,19 @@ void row_tiles(int d, int ld, Visit&& visit) {
 
 /// Copy i of warp w when `threads` threads copy a tile of layout T in 16-byte chunks: `kind` store
 /// (step 4's load_tile16) or copy (cp.async, steps 5 on).
-template <class T>
+template <class T, int D = T::kD>
 Request tile_chunk(const char* what, Access kind, int threads, int w, int i) {
   return request(what, kind, 16, 2, [&](int l) {
     const int id = 32 * w + l + i * threads;
-    return T::offset(att::chunk_row(id, T::kD), att::chunk_col(id, T::kD));
+    return T::offset(att::chunk_row(id, D), att::chunk_col(id, D));
   });
 }
 
 /// One warp's ldmatrix reads for one K/V tile of kKeys keys at head_dim D: Q's A fragments of
 /// kMt row tiles from row q_row of the Q tile QT, then K's B fragments and V's .trans ones from
 /// the K/V tile layout KT (its rows k_row on).
-template <class QT, class KT, int kKeys, int kMt, class Visit>
+template <class QT, class KT, int kKeys, int kMt, int D = KT::kD, class Visit>
 void warp_fragments(int q_row, int k_row, Visit&& visit) {
-  constexpr int D = KT::kD;
   for (int mt = 0; mt < kMt; ++mt)
     for (int kk = 0; kk < D / 16; ++kk)
       visit(request("`ldmatrix.x4` of Q", Access::ldmatrix, 16, 2, [&](int l) {
@@ -93,6 +92,20 @@ void decode(Visit&& visit) {
     warp_fragments<QT, att::SwizzledTile<64, D>, 16, 1>(0, 16 * w, visit);
   }
 }
+
+#if defined(SMEM_ATTENTION_SM90A)
+/// Step 13 at head_dim D: the 16 Q rows gathered into TMA's layout (the panels of a 64-row tile),
+/// each warp's 16-key slice of a 64-key tile TMA wrote (rows 16 w on, in every panel).
+template <int D, class Visit>
+void tma_decode(Visit&& visit) {
+  using T = smem::sm90::TmaTile<att::bf16, 64, D>;
+  for (int w = 0; w < 4; ++w) {
+    for (int i = 0; i < 16 * D / 8 / 128; ++i)
+      visit(tile_chunk<T, D>("`cp.async` 16-byte copy", Access::copy, 128, w, i));
+    warp_fragments<T, T, 16, 1, D>(0, 16 * w, visit);
+  }
+}
+#endif
 
 }  // namespace attention_access
 

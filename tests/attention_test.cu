@@ -1066,10 +1066,9 @@ TEST_SUITE("host") {
 
   // The kernels address their ldmatrix reads through LdsmLanes (a row offset, an XOR and a
   // constant per block): the tile's own offset() at every lane and block, for both maps.
-  template <int D, class Map>
+  template <int D, class Map, int kPanelRows = 0, class T = att::SwizzledTile<64, D>>
   int ldsm_lane_mismatches() {
-    using L = att::LdsmLanes<D, Map>;
-    using T = att::SwizzledTile<64, D>;
+    using L = att::LdsmLanes<D, Map, kPanelRows>;
     int bad = 0;
     for (int l = 0; l < 32; ++l)
       for (int R = 0; R < 64; R += 8)
@@ -1085,6 +1084,21 @@ TEST_SUITE("host") {
     CHECK(ldsm_lane_mismatches<128, att::RowFirst>() == 0);
     CHECK(ldsm_lane_mismatches<256, att::RowFirst>() == 0);
   }
+#if defined(SMEM_ATTENTION_SM90A)
+  TEST_CASE("attention: with panels (step 13) the lanes give the address in TMA's layout (sm90::TmaTile)") {
+    using T64 = smem::sm90::TmaTile<att::bf16, 64, 64>;
+    using T128 = smem::sm90::TmaTile<att::bf16, 64, 128>;
+    CHECK(ldsm_lane_mismatches<64, att::ColFirst, 64, T64>() == 0);
+    CHECK(ldsm_lane_mismatches<128, att::ColFirst, 64, T128>() == 0);
+    CHECK(ldsm_lane_mismatches<64, att::RowFirst, 64, T64>() == 0);
+    CHECK(ldsm_lane_mismatches<128, att::RowFirst, 64, T128>() == 0);
+    CHECK(ldsm_lane_mismatches<128, att::RowFirst, 0, T128>() > 0);  // rows of 128 columns: another layout
+  }
+  TEST_CASE("attention bank model: step 13's reads of TMA's layout are conflict-free") {
+    CHECK(all_conflict_free([](auto&& v) { aa::tma_decode<64>(v); }));
+    CHECK(all_conflict_free([](auto&& v) { aa::tma_decode<128>(v); }));
+  }
+#endif
 
   // SwizzledTile<64, 128> without the swizzle: not a kernel's layout, what the swizzle is for.
   struct RowMajor {

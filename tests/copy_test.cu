@@ -396,6 +396,7 @@ TEST_SUITE("host") {
     for (const char* step : {"attention_09_wgmma.cuh", "attention_10_pingpong.cuh", "attention_11_overlap.cuh",
                              "attention_12_persistent.cuh"})
       check_arch_message("attention", step, "80", "needs TMA, wgmma and setmaxnreg: compile for sm_90a");
+    check_arch_message("attention", "attention_13_tma_decode.cuh", "80", "needs TMA and mbarriers: compile for sm_90a");
     check_arch_message("histogram", "histogram_06_cluster.cuh", "80",
                        "needs thread block clusters: compile for sm_90 or newer");
     check_arch_message("stencil", "st7_05_cluster.cuh", "80", "needs thread block clusters: compile for sm_90 or newer");

@@ -93,7 +93,7 @@ TEST_SUITE("gpu") {
 
   TEST_CASE("attention: every variant in a graph on a non-default stream") {
     namespace at = smem::attention;
-    // A problem every step takes (head_dim 64, seq_q <= 16 for step 7, 16-byte rows), with the
+    // A problem every step takes (head_dim 64, seq_q <= 16 for the decode steps, 16-byte rows), with the
     // causal mask and without; each variant's graph gives bit for bit its eager result.
     const int B = 2, Hq = 4, Hkv = 2, Nq = 13, Nkv = 300, d = 64;
     auto g = smem::test::rng(7);

@@ -25,6 +25,7 @@
 #include "attention_10_pingpong.cuh"
 #include "attention_11_overlap.cuh"
 #include "attention_12_persistent.cuh"
+#include "attention_13_tma_decode.cuh"
 #endif
 
 /// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher
@@ -59,7 +60,9 @@
   X(11, overlap, "attention_11_overlap.cuh",                                                            \
     "Intra-warpgroup overlap: the softmax of tile j runs while the warpgroup's own P V of tile j-1 does.") \
   X(12, persistent, "attention_12_persistent.cuh",                                                      \
-    "Persistent blocks: one per SM on pairs of query tiles of equal work, the next tile's loads under this one.")
+    "Persistent blocks: one per SM on pairs of query tiles of equal work, the next tile's loads under this one.") \
+  X(13, tma_decode, "attention_13_tma_decode.cuh",                                                      \
+    "Hopper decode: step 7's split-KV, K and V by TMA into a ring of stages, one producer thread.")
 #else
 #define SMEM_ATTENTION_HOPPER_STEPS(X)
 #endif

@@ -77,19 +77,23 @@ struct RowFirst {
   __host__ __device__ static constexpr int row(int l) { return l / 16 * 8 + l % 8; }
   __host__ __device__ static constexpr int col(int l) { return l / 8 % 2 * 8; }
 };
-/// A lane's ldmatrix addresses (map Map) in a SwizzledTile of D columns. Rows 8 apart share the
-/// XOR, and it changes only the low three bits of a chunk index: the block at rows R, columns C
-/// (R a multiple of 8, C of 16) is at the lane's row offset, plus 32 (C / 16 % 4) bytes XOR the
-/// lane's own chunk XOR, plus a constant. In the unrolled loops R and C are constants: per read,
-/// an immediate offset on one of four sums the compiler forms once per tile.
-template <int D, class Map>
+/// A lane's ldmatrix addresses (map Map) in a SwizzledTile of D columns, or with kPanelRows > 0
+/// in the layout TMA's 128-byte swizzle writes (sm90::TmaTile: 64-column panels of kPanelRows
+/// rows, one after the other; the same XOR inside a panel). Rows 8 apart share the XOR, and it
+/// changes only the low three bits of a chunk index: the block at rows R, columns C (R a multiple
+/// of 8, C of 16) is at the lane's row offset, plus 32 (C / 16 % 4) bytes XOR the lane's own chunk
+/// XOR, plus a constant. In the unrolled loops R and C are constants: per read, an immediate
+/// offset on one of four sums the compiler forms once per tile.
+template <int D, class Map, int kPanelRows = 0>
 struct LdsmLanes {
-  __host__ __device__ static constexpr unsigned row_bytes(int l) { return 2u * unsigned(Map::row(l) * D); }
+  static constexpr int kPitch = kPanelRows > 0 ? 64 : D;                // elements from a row to the next
+  static constexpr int kPanel = kPanelRows > 0 ? 64 * kPanelRows : 64;  // from 64 columns to the next 64
+  __host__ __device__ static constexpr unsigned row_bytes(int l) { return 2u * unsigned(Map::row(l) * kPitch); }
   __host__ __device__ static constexpr unsigned xor16(int l) {
     return 16u * unsigned(Map::col(l) / 8 ^ Map::row(l) % 8);
   }
   __host__ __device__ static constexpr unsigned bytes(unsigned row, unsigned x, int R, int C) {
-    return row + (32u * unsigned(C / 16 % 4) ^ x) + 2u * unsigned(R * D + C / 64 * 64);
+    return row + (32u * unsigned(C / 16 % 4) ^ x) + 2u * unsigned(R * kPitch + C / 64 * kPanel);
   }
   unsigned base = row_bytes(int(threadIdx.x % 32)), x = xor16(int(threadIdx.x % 32));  // this lane's
   __device__ __forceinline__ unsigned at(unsigned tile, int R, int C) const { return tile + bytes(base, x, R, C); }
@@ -145,11 +149,13 @@ __device__ __forceinline__ void load_tile_async(bf16* dst, const bf16* src, long
 /// base 2, of scale log2(e) S) and this thread's part of the sum, of rows g and g + 8 of each row
 /// tile. With kQRegs, Q's A fragments are loaded once and stay in registers; without, they are
 /// read from the shared Q tile for every key tile (the registers go to a second row tile).
-template <int D, int kKeys, int kMt = 1, bool kQRegs = true>
+/// kPanelRows > 0: Q, K and V are in TMA's layout, panels of kPanelRows rows (LdsmLanes; step 13).
+template <int D, int kKeys, int kMt = 1, bool kQRegs = true, int kPanelRows = 0>
 struct WarpRows {
+  static_assert(kQRegs || kPanelRows == 0, "Q's fragments from TMA's layout: held in registers");
   static constexpr int kNb = kKeys / 8, kDb = D / 8;
-  LdsmLanes<D, ColFirst> a_lanes;                          // this lane's ldmatrix offsets for Q and V,
-  LdsmLanes<D, RowFirst> b_lanes;                          // and for K
+  LdsmLanes<D, ColFirst, kPanelRows> a_lanes;              // this lane's ldmatrix offsets for Q and V,
+  LdsmLanes<D, RowFirst, kPanelRows> b_lanes;              // and for K
   unsigned qf[kQRegs ? kMt : 1][kQRegs ? D / 16 : 1][4];  // Q's A fragments (kQRegs)
   unsigned qs = 0;                                         // else: the warp's rows of the shared Q tile
   float s[kMt][kNb][4], o[kMt][kDb][4] = {}, m[kMt][2], l[kMt][2];
@@ -170,7 +176,7 @@ struct WarpRows {
   /// With `negate` (a negative scale) the warp takes -Q (exact: a sign bit), so that the softmax
   /// scales by |scale|, with which the max commutes: in its registers, or in its own rows.
   __device__ __forceinline__ void load_q(bf16* Qs, int row0, bool negate) {
-    qs = smem_u32(Qs) + 2u * unsigned(row0 * D);
+    qs = smem_u32(Qs) + 2u * unsigned(row0 * a_lanes.kPitch);
     if constexpr (kQRegs) {
 #pragma unroll
       for (int mt = 0; mt < kMt; ++mt)

@@ -28,11 +28,11 @@ struct WgmmaShape {
 
 //! [tensor maps]
 /// The tensor map of a [batch, seq, heads, D] tensor with strides t, read in boxes of one panel:
-/// 64 of head_dim by 128 rows of seq, of one head and one batch. Dimensions (head_dim, seq, heads,
-/// batch); a dimension of stride 0 becomes one of size 1 (the kernel reads coordinate 0). False
-/// if the driver refuses it.
+/// 64 of head_dim by `rows` rows of seq (128: steps 9 to 12's tiles), of one head and one batch.
+/// Dimensions (head_dim, seq, heads, batch); a dimension of stride 0 becomes one of size 1 (the
+/// kernel reads coordinate 0). False if the driver refuses it.
 inline bool head_map(CUtensorMap* map, const bf16* g, long long batch, long long seq, long long heads, int d,
-                     const Strides& t) {
+                     const Strides& t, unsigned rows = 128) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = sm90::tensor_map_encoder();
   if (encode == nullptr) return false;
   const long long n[3] = {seq, heads, batch}, s[3] = {t.seq, t.head, t.batch};
@@ -41,7 +41,7 @@ inline bool head_map(CUtensorMap* map, const bf16* g, long long batch, long long
     dims[i + 1] = cuuint64_t(s[i] == 0 ? 1 : n[i]);
     strides[i] = cuuint64_t(s[i] == 0 ? 16 : s[i] * 2);
   }
-  const cuuint32_t box[4] = {64, 128, 1, 1}, unit[4] = {1, 1, 1, 1};
+  const cuuint32_t box[4] = {64, rows, 1, 1}, unit[4] = {1, 1, 1, 1};
   return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<bf16*>(g), dims, strides, box, unit,
                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
@@ -64,6 +64,17 @@ __device__ __forceinline__ void tma_load_4d(bf16* dst, const CUtensorMap* map, i
       "%5}], [%6];\n" ::"r"(sm90::smem_u32(dst)),
       "l"(map), "r"(c), "r"(s), "r"(h), "r"(b), "r"(sm90::smem_u32(bar))
       : "memory");
+}
+
+/// TMA: rows `row` on (as many as head_map's box) of head h, batch b of a tensor with strides t,
+/// its D / 64 panels into the tile at dst (panels kPanel elements apart), completing on `bar`. A
+/// stride of 0 reads coordinate 0 of its dimension.
+template <int D, int kPanel>
+__device__ __forceinline__ void tma_rows(bf16* dst, const CUtensorMap* map, const Strides& t, long long row,
+                                         long long h, long long b, std::uint64_t* bar) {
+#pragma unroll
+  for (int c = 0; c < D / 64; ++c)
+    tma_load_4d(dst + c * kPanel, map, 64 * c, t.seq ? int(row) : 0, t.head ? int(h) : 0, t.batch ? int(b) : 0, bar);
 }
 //! [tensor maps]
 
@@ -104,9 +115,7 @@ __device__ void produce(const CUtensorMap* q_map, const CUtensorMap* k_map, cons
                         std::uint64_t* q_bar, long long g) {
   auto load = [&](bf16* dst, const CUtensorMap* map, const Strides& t, long long row, long long h, std::uint64_t* bar) {
     sm90::mbar_arrive_expect_tx(bar, S::kTileBytes);
-    for (int c = 0; c < S::kD / 64; ++c)
-      tma_load_4d(dst + c * S::Tile::kPanel, map, 64 * c, t.seq ? int(row) : 0, t.head ? int(h) : 0,
-                  t.batch ? int(blk.b) : 0, bar);
+    tma_rows<S::kD, S::Tile::kPanel>(dst, map, t, row, h, blk.b, bar);
   };
   load(qs, q_map, p.q, blk.q0, blk.h, q_bar);
   const CUtensorMap* map[2] = {k_map, v_map};
