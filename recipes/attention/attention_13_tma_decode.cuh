@@ -12,7 +12,9 @@
 /// no block-wide barrier in the loop, so the producer runs up to kStages tiles ahead of the
 /// slowest warp. The tiles land in TMA's 128-byte swizzle, 64-column panels (sm90::TmaTile),
 /// which WarpRows reads through its panel lanes; the Q gather, the warps' merge and the chunks'
-/// merge are step 7's.
+/// merge are step 7's. A box row is one 128-byte half of a K or V row, and the maps have L2 fill
+/// it alone: with steps 9 to 12's promotion to 256 bytes (both halves at the first box), the
+/// decode, which reads every byte once, measured slower.
 ///
 /// The same arguments as step 7 (seq_q <= 16, head_dim 64 or 128), with K and V readable by TMA
 /// (tma_readable); Q and O as step 7. The step takes both kits, as tc_gemm's step 8 does: the
@@ -129,8 +131,9 @@ inline cudaError_t tma_decode(const Problem& p, const bf16* Q, const bf16* K, co
   return split_kv(p, Q, K, V, O, lse, workspace, workspace_bytes, stream, [&](float* part_o, float* part_lse) {
     const Plan<TmaDecodeKernel> plan = tma_decode_plan(p, Q, K, V, O);
     CUtensorMap k_map, v_map;
-    if (plan.kernel == nullptr || !head_map(&k_map, K, p.batch, p.seq_kv, p.heads_kv, p.head_dim, p.k, 64) ||
-        !head_map(&v_map, V, p.batch, p.seq_kv, p.heads_kv, p.head_dim, p.v, 64))
+    constexpr CUtensorMapL2promotion kLine = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;  // a box row's own 128 bytes
+    if (plan.kernel == nullptr || !head_map(&k_map, K, p.batch, p.seq_kv, p.heads_kv, p.head_dim, p.k, 64, kLine) ||
+        !head_map(&v_map, V, p.batch, p.seq_kv, p.heads_kv, p.head_dim, p.v, 64, kLine))
       return cudaErrorInvalidValue;
     return launch(plan, stream, k_map, v_map, p, Q, part_o, part_lse);
   });

@@ -28,11 +28,12 @@ struct WgmmaShape {
 
 //! [tensor maps]
 /// The tensor map of a [batch, seq, heads, D] tensor with strides t, read in boxes of one panel:
-/// 64 of head_dim by `rows` rows of seq (128: steps 9 to 12's tiles), of one head and one batch.
-/// Dimensions (head_dim, seq, heads, batch); a dimension of stride 0 becomes one of size 1 (the
-/// kernel reads coordinate 0). False if the driver refuses it.
+/// 64 of head_dim by `rows` rows of seq (128: steps 9 to 12's tiles), of one head and one batch,
+/// L2 fills promoted to `l2`. Dimensions (head_dim, seq, heads, batch); a dimension of stride 0
+/// becomes one of size 1 (the kernel reads coordinate 0). False if the driver refuses it.
 inline bool head_map(CUtensorMap* map, const bf16* g, long long batch, long long seq, long long heads, int d,
-                     const Strides& t, unsigned rows = 128) {
+                     const Strides& t, unsigned rows = 128,
+                     CUtensorMapL2promotion l2 = CU_TENSOR_MAP_L2_PROMOTION_L2_256B) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = sm90::tensor_map_encoder();
   if (encode == nullptr) return false;
   const long long n[3] = {seq, heads, batch}, s[3] = {t.seq, t.head, t.batch};
@@ -43,7 +44,7 @@ inline bool head_map(CUtensorMap* map, const bf16* g, long long batch, long long
   }
   const cuuint32_t box[4] = {64, rows, 1, 1}, unit[4] = {1, 1, 1, 1};
   return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<bf16*>(g), dims, strides, box, unit,
-                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, l2,
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
