@@ -36,7 +36,7 @@ FILES = {
     "recipes/fam/README.md": "# Fam {#fam_page}\n\n" + "".join(REGION.format(k) for k in (
         "files fam", "results fam", "best fam", "occupancy", "bad-inputs", "profile gemm-stalls")),
     "recipes/attention/README.md": "# Attention {#attention_page}\n\n" + "".join(REGION.format(k) for k in (
-        "results attention hd128/full/*", "decode-roofline attention")),
+        "results attention hd128/full/*", "decode-roofline attention", "decode-roofline attention s1 s2")),
     "recipes/gemm/README.md": "# Gemm {#gemm_page}\n\n" + REGION.format("accuracy gemm"),
     "README.md": REGION.format("recipes readme"),
     "docs/mainpage.md": REGION.format("recipes main"),
@@ -150,6 +150,9 @@ def main():
             "recipes/attention/README.md": [
                 "| step | hd128/full/4x16x16x4096x4096 (headline) |", "| 01 `s1` | 50 (0.25) |",
                 "| 02 `s2` | 100 (0.50) |", "the roof: `roof` at 8192³, 200 TFLOP/s",
+                "| GPU A | hd128/full/16x32x8x1x32768 | 1000 | 02 `s2` | 900 | 0.90 | - | - |",
+                # Named variants: a row each, in the order named.
+                "`s1`, `s2`'s and their ratio", "| GPU A | hd128/full/16x32x8x1x32768 | 1000 | 01 `s1` | 500 | 0.50 | - | - |\n"
                 "| GPU A | hd128/full/16x32x8x1x32768 | 1000 | 02 `s2` | 900 | 0.90 | - | - |"],
             "README.md": ["| family | step | what it changes | GPU A | GPU B |",
                           "| [attention](recipes/attention/README.md) | 02 `s2` | Step s2. | 0.50 | - |",

@@ -109,7 +109,7 @@ def plan(root, res, bank_exe, sets=None):
 
     kinds = {
         "results": lambda a: tables.family_results(a[0], fams.get(a[0], []), pics, a[1:]),
-        "decode-roofline": lambda a: tables.best(fams.get(a[0], []), True),
+        "decode-roofline": lambda a: tables.best(fams.get(a[0], []), True, a[1:]),
         "files": lambda a: copy_table(sets, a[0]) if sets is not None else None,
         "recipes": lambda a: recipes(a[0]),
         "roofline": lambda a: f"\\image html roofline.svg \"The measured roofs, and each kernel at its family's "

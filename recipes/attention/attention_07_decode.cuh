@@ -56,11 +56,11 @@ struct DecodeBlock {
   }
   __device__ long long head(long long x) const { return hk * group + x / seq_q; }
 
-  /// The set's 16 Q rows gathered into Qs (layout Tile, D columns) by `threads` threads, cp.async
-  /// (zeros past the key head's rows), committed, not waited for.
-  template <class Tile, int D, int kThreads>
+  /// The set's 16 Q rows gathered into Qs (layout Tile, D columns) by threads 0 to 127 with
+  /// cp.async (zeros past the key head's rows), committed, not waited for.
+  template <class Tile, int D>
   __device__ void gather_q(bf16* Qs, const Problem& p, const DecodeSplit& split, const bf16* Q) const {
-    for (int id = threadIdx.x; id < 16 * D / 8; id += kThreads) {
+    for (int id = threadIdx.x; id < 16 * D / 8; id += 128) {
       const int r = chunk_row(id, D), c = chunk_col(id, D);
       const long long x = 16 * set + r;
       const bool valid = x < split.rows;
@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(128) decode_kernel(Problem p, const bf16* Q, c
   const DecodeSplit split(p);
   const DecodeBlock blk(p, split, blockIdx.x);
   const int warp = int(threadIdx.x / 32), lane = int(threadIdx.x % 32);
-  blk.gather_q<QTile, D, 128>(Qs, p, split, Q);
+  blk.gather_q<QTile, D>(Qs, p, split, Q);
   auto issue = [&](long long k0, int s) {
     bf16* Ks = stage0 + 2 * s * S::KvTile::kElems;
     load_tile_async<typename S::KvTile, 128>(Ks, K + at(p.k, blk.b, k0, blk.hk), p.k.seq, p.seq_kv - k0);

@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(160, 2)
       }
     return;
   }
-  blk.gather_q<Tile, D, 128>(Qs, p, split, Q);
+  blk.gather_q<Tile, D>(Qs, p, split, Q);
   WarpRows<D, 16, 1, true, S::kKeys> w(0);  // this warp: keys 16 warp to 16 warp + 15 of every tile
   for (int hh = 0; hh < 2; ++hh) w.row[0][hh] = int((16 * blk.set + lane / 4 + 8 * hh) % p.seq_q);
   cp_async_wait<0>();
