@@ -1000,6 +1000,32 @@ TEST_SUITE("host") {
     }
   }
 
+  TEST_CASE("decode split (steps 7 and 13): its blocks take every query row with every key once") {
+    for (const att::Problem& p : {packed(2, 8, 2, 4, 2500, 128, 0.1f), packed(1, 8, 1, 3, 1500, 64, 0.1f),
+                                  packed(2, 4, 4, 16, 1025, 64, 0.1f), packed(1, 32, 8, 1, 4096, 128, 0.1f),
+                                  packed(1, 2, 1, 13, 1, 64, 0.1f)}) {
+      const std::string problem = order_name(p);
+      CAPTURE(problem);
+      const att::DecodeSplit split(p);
+      std::vector<int> seen(std::size_t(p.batch * p.heads_q * p.seq_q * p.seq_kv), 0);
+      bool heads_ok = true, chunks_ok = true;
+      for (long long id = 0; id < p.batch * p.heads_kv * split.row_sets * split.chunks; ++id) {
+        const att::DecodeBlock blk(p, split, id);
+        chunks_ok = chunks_ok && blk.k_begin == blk.chunk * att::DecodeSplit::kChunk && blk.k_begin < blk.k_end &&
+                    blk.k_end - blk.k_begin <= att::DecodeSplit::kChunk && blk.k_end <= p.seq_kv;
+        for (long long x = 16 * blk.set; x < 16 * blk.set + 16 && x < split.rows; ++x) {
+          const long long h = blk.head(x), i = x % p.seq_q;
+          heads_ok = heads_ok && h / (p.heads_q / p.heads_kv) == blk.hk && h < p.heads_q;  // the key head's group
+          for (long long k = blk.k_begin; k < blk.k_end; ++k)
+            ++seen[std::size_t(((blk.b * p.heads_q + h) * p.seq_q + i) * p.seq_kv + k)];
+        }
+      }
+      CHECK(heads_ok);
+      CHECK(chunks_ok);
+      CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+    }
+  }
+
 #if defined(SMEM_ATTENTION_SM90A)
   TEST_CASE("step 12: its units hold every query tile once, and with the causal mask the same work each") {
     for (const att::Problem& p : order_problems()) {

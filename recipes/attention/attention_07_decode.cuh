@@ -47,14 +47,14 @@ inline std::size_t decode_workspace(const Problem& p) {
 struct DecodeBlock {
   long long b, hk, set, chunk, k_begin, k_end, seq_q;
   int group;
-  __device__ DecodeBlock(const Problem& p, const DecodeSplit& split, long long id)
+  __host__ __device__ DecodeBlock(const Problem& p, const DecodeSplit& split, long long id)
       : chunk(id % split.chunks), seq_q(p.seq_q), group(p.heads_q / p.heads_kv) {
     const long long rest = id / split.chunks, bk = rest / split.row_sets;
     set = rest % split.row_sets, b = bk / p.heads_kv, hk = bk % p.heads_kv;
     k_begin = chunk * DecodeSplit::kChunk;
     k_end = k_begin + DecodeSplit::kChunk < p.seq_kv ? k_begin + DecodeSplit::kChunk : p.seq_kv;
   }
-  __device__ long long head(long long x) const { return hk * group + x / seq_q; }
+  __host__ __device__ long long head(long long x) const { return hk * group + x / seq_q; }
 
   /// The set's 16 Q rows gathered into Qs (layout Tile, D columns) by threads 0 to 127 with
   /// cp.async (zeros past the key head's rows), committed, not waited for.
