@@ -13,8 +13,8 @@
 /// slowest warp. The tiles land in TMA's 128-byte swizzle, 64-column panels (sm90::TmaTile),
 /// which WarpRows reads through its panel lanes; the Q gather, the warps' merge and the chunks'
 /// merge are step 7's. A box row is one 128-byte half of a K or V row, and the maps have L2 fill
-/// it alone: with steps 9 to 12's promotion to 256 bytes (both halves at the first box), the
-/// decode, which reads every byte once, measured slower.
+/// that line alone, not steps 9 to 12's 256 bytes (both halves at the first box): a decode reads
+/// every byte once, and the other half comes with the next panel's box.
 ///
 /// The same arguments as step 7 (seq_q <= 16, head_dim 64 or 128), with K and V readable by TMA
 /// (tma_readable); Q and O as step 7. The step takes both kits, as tc_gemm's step 8 does: the
