@@ -592,14 +592,14 @@ struct HostArena {
   }
 };
 
-/// Problems for the work-order tests: one of step 12's groups of heads and several (K and V of 8192
-/// x 64 take 2 MiB a head, 8 heads a group: 15 heads make groups of 8 and 7), odd and even numbers of query
+/// Problems for the work-order tests: one group of heads and several (K and V of 8192 x 64 take
+/// 2 MiB a head, 8 heads a group: 15 heads make groups of 8 and 7), odd and even numbers of query
 /// tiles, seq_q above and below seq_kv, with and without the mask.
 std::vector<att::Problem> order_problems() {
   std::vector<att::Problem> v;
   for (bool causal : {false, true}) {
     v.push_back(packed(2, 3, 1, 300, 300, 128, 0.1f, causal));    // 3 tiles of 128 rows a head
-    v.push_back(packed(3, 5, 5, 1000, 8192, 64, 0.1f, causal));   // 8 tiles, seq_q < seq_kv
+    v.push_back(packed(3, 5, 5, 1000, 8192, 64, 0.1f, causal));   // 8 tiles, groups of 8 and 7 heads
     v.push_back(packed(1, 15, 3, 8192, 8192, 64, 0.1f, causal));  // 64 tiles
     v.push_back(packed(2, 4, 2, 700, 150, 64, 0.1f, causal));     // causal: the first tiles see no key
     v.push_back(packed(1, 2, 2, 1, 129, 128, 0.1f, causal));      // one tile
@@ -948,30 +948,34 @@ TEST_SUITE("host") {
   using smem::test::all_conflict_free;
 
   TEST_CASE("work order: QueryTile::nth visits every query tile of every head once, in the order it promises") {
-    for (const att::Problem& p : order_problems()) {
-      const std::string problem = order_name(p);
-      CAPTURE(problem);
-      const long long tq = att::tiles(p.seq_q, 128), heads = 1LL * p.batch * p.heads_q;
-      std::vector<int> seen(std::size_t(heads * tq), 0);
-      long long prev_bh = -1, prev_tile = -1, prev_end = LLONG_MAX;
-      for (long long x = 0; x < heads * tq; ++x) {
-        const att::QueryTile t = att::QueryTile::nth(p, x, 128);
-        const long long bh = t.b * p.heads_q + t.h, tile = t.q0 / 128;
-        REQUIRE(t.q0 % 128 == 0);
-        REQUIRE((bh >= 0 && bh < heads && tile >= 0 && tile < tq));
-        CHECK(t.last == std::min<long long>(t.q0 + 128, p.seq_q) - 1);
-        ++seen[std::size_t(bh * tq + tile)];
-        const long long end = att::KeyTiles(p, t.q0, t.last, 128).end;
-        if (!p.causal) {
-          CHECK((bh == x / tq && tile == x % tq));  // a head's tiles one after another
-        } else if (x > 0) {
-          CHECK(end <= prev_end);  // across all heads, the longest first
-          CHECK((tile < prev_tile || (tile == prev_tile && bh == prev_bh + 1)));
+    for (bool across : {false, true})
+      for (const att::Problem& p : order_problems()) {
+        const std::string problem = order_name(p);
+        CAPTURE(problem);
+        CAPTURE(across);
+        const long long tq = att::tiles(p.seq_q, 128), heads = 1LL * p.batch * p.heads_q;
+        std::vector<int> seen(std::size_t(heads * tq), 0);
+        long long prev_bh = -1, prev_tile = -1, prev_end = LLONG_MAX;
+        for (long long x = 0; x < heads * tq; ++x) {
+          const att::QueryTile t = att::QueryTile::nth(p, x, 128, across);
+          const long long bh = t.b * p.heads_q + t.h, tile = t.q0 / 128;
+          REQUIRE(t.q0 % 128 == 0);
+          REQUIRE((bh >= 0 && bh < heads && tile >= 0 && tile < tq));
+          CHECK(t.last == std::min<long long>(t.q0 + 128, p.seq_q) - 1);
+          ++seen[std::size_t(bh * tq + tile)];
+          const long long end = att::KeyTiles(p, t.q0, t.last, 128).end;
+          const long long g = att::QueryTile::group(p);
+          if (!p.causal) {
+            CHECK((bh == x / tq && tile == x % tq));  // a head's tiles one after another
+          } else if (x > 0 && (across || bh / g == prev_bh / g)) {
+            CHECK(end <= prev_end);  // across all heads, or within a group of heads, the longest first
+            CHECK((tile < prev_tile || (tile == prev_tile && bh > prev_bh)));
+            if (across) CHECK((bh == (prev_bh + 1) % heads));  // heads innermost
+          }
+          prev_bh = bh, prev_tile = tile, prev_end = end;
         }
-        prev_bh = bh, prev_tile = tile, prev_end = end;
+        CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
       }
-      CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
-    }
   }
 
   TEST_CASE("work order: KeyTiles walks the keys a tile's rows see and masks from the first tile past the diagonal") {

@@ -10,9 +10,9 @@
 /// score runs only on the tiles at the diagonal. The work per block now grows with its query
 /// tile, so the blocks are numbered from the last query tile down: the longest blocks start
 /// first and the short ones fill in at the end, instead of the last wave holding the longest
-/// blocks alone. That order runs across all heads (QueryTile): the blocks that start together
-/// walk their keys in step, so they still share K and V in L2. Without the causal mask the step
-/// is step 5 with only the last tile masked.
+/// blocks alone. That order runs over groups of heads whose K and V fit in L2 together, so the
+/// blocks running at once read the same K and V (as step 5's head-by-head order does). Without
+/// the causal mask the step is step 5 with only the last tile masked.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -29,7 +29,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocks)
   extern __shared__ __align__(16) unsigned char smem_raw[];
   bf16* Qs = reinterpret_cast<bf16*>(smem_raw);
   bf16* stage0 = Qs + S::QTile::kElems;
-  const QueryTile qt = QueryTile::nth(p, blockIdx.x, S::kRows);  // longest first, across all heads
+  const QueryTile qt = QueryTile::nth(p, blockIdx.x, S::kRows, S::kAcrossHeads);  // longest first
   const long long b = qt.b, h = qt.h, hk = h / (p.heads_q / p.heads_kv), q0 = qt.q0;
   const int row0 = 16 * S::kMt * int(threadIdx.x / 32);
   const KeyTiles kt(p, q0, qt.last, S::kKeys);

@@ -10,7 +10,7 @@
 /// tiles k and tiles_q - 1 - k of one head (the later one first), so that with the causal mask
 /// every unit holds the same number of key tiles (tiles_q + 1), and block b takes units b, b + G,
 /// b + 2G, ... of G blocks: the blocks finish together without talking to each other. The units
-/// come in groups of heads whose K and V share L2 (equal units need no longest-first). The first
+/// come in the family's order (QueryTile's head groups, whose K and V share L2). The first
 /// measurements of this step dealt the longest-first list of tiles to the blocks in turn
 /// (forward, then backward): with the causal mask the busiest block got far more key tiles than
 /// the average where a group of heads ended inside a round; a run-time counter of tiles needs the
@@ -48,15 +48,13 @@ struct PersistentShape : WgmmaShape<D> {
 
 //! [schedule]
 /// Step 12's work units: query tiles k and tiles_q - 1 - k of one head (the middle tile alone
-/// when tiles_q is odd), in groups of G heads whose K and V take about 16 MiB of L2 together, in a
-/// group k outer and the heads inner. Every unit has the same work, so the groups cost no balance.
+/// when tiles_q is odd), in QueryTile's order: groups of G heads, in a group k outer and the heads
+/// inner.
 struct Units {
   long long tiles_q, pairs, heads, group;
   __host__ __device__ Units(const Problem& p, int rows)
       : tiles_q(tiles(p.seq_q, rows)), pairs((tiles_q + 1) / 2), heads(1LL * p.batch * p.heads_q),
-        group((16LL << 20) / (4LL * p.seq_kv * p.head_dim + 1)) {
-    group = group < 1 ? 1 : group < heads ? group : heads;
-  }
+        group(QueryTile::group(p)) {}
   __host__ __device__ long long count() const { return heads * pairs; }
   /// The query tile of item i of unit u (0: tile tiles_q - 1 - k, 1: tile k), or -1 if it has none.
   __host__ __device__ long long tile(long long u, int i, long long& bh) const {

@@ -219,22 +219,33 @@ __host__ __device__ constexpr long long tiles(long long n, int tile) { return (n
 //! [work order]
 /// Work item x of a grid over query tiles of `rows` rows: its batch b, head h, first row q0 and last
 /// row (below seq_q). Without the mask a head's query tiles are consecutive items (they read its K
-/// and V together). With it the items run the last query tiles first (the longest), across all
-/// heads: item x is query tile tiles_q - 1 - x / H of head x % H (H = batch x heads_q). The blocks
-/// still share K and V in L2: those that start together walk their keys from the first tile on,
-/// in step, and a head's next shorter tile starts H items later, when its longer one has moved on.
-/// The shortest tiles come last, so the SMs run out of work together. (Longest first only within
-/// groups of heads leaves the last group's longest tiles running while other SMs idle.)
+/// and V together). With it the items run the last query tiles first (the longest), heads
+/// innermost, within groups of G heads whose K and V fit in about 16 MiB of L2 together, so that
+/// the items running at once share their heads' K and V: item x lies in group x / (G tiles_q),
+/// where it is query tile tiles_q - 1 - r / n of head first + r % n (r: x's place in the group, n:
+/// its heads, G but in the last group). With `across_heads` (step 8) the longest run first across
+/// all heads: item x is query tile tiles_q - 1 - x / H of head x % H (H = batch x heads_q). Then
+/// the shortest items come last and the SMs run out of work together (with groups, the last
+/// group's longest items start late and run on while other SMs idle); but the items running at
+/// once share a head's K and V only where there are fewer heads than resident blocks.
 struct QueryTile {
   long long b, h, q0, last;
   /// Query tile `tile` of head bh (of batch x heads_q).
   __host__ __device__ QueryTile(const Problem& p, long long bh, long long tile, int rows)
       : b(bh / p.heads_q), h(bh % p.heads_q), q0(tile * rows), last((q0 + rows < p.seq_q ? q0 + rows : p.seq_q) - 1) {}
+  /// G: the heads (of batch x heads_q) whose K and V take about 16 MiB together, at least 1.
+  __host__ __device__ static long long group(const Problem& p) {
+    const long long heads = 1LL * p.batch * p.heads_q, g = (16LL << 20) / (4LL * p.seq_kv * p.head_dim + 1);
+    return g < 1 ? 1 : g < heads ? g : heads;
+  }
   /// Work item x.
-  __host__ __device__ static QueryTile nth(const Problem& p, long long x, int rows) {
+  __host__ __device__ static QueryTile nth(const Problem& p, long long x, int rows, bool across_heads = false) {
     const long long tiles_q = tiles(p.seq_q, rows), heads = 1LL * p.batch * p.heads_q;
     if (!p.causal) return QueryTile(p, x / tiles_q, x % tiles_q, rows);
-    return QueryTile(p, x % heads, tiles_q - 1 - x / heads, rows);
+    if (across_heads) return QueryTile(p, x % heads, tiles_q - 1 - x / heads, rows);
+    const long long group = QueryTile::group(p), first = x / (group * tiles_q) * group;
+    const long long n = heads - first < group ? heads - first : group, r = x - first * tiles_q;
+    return QueryTile(p, first + r % n, tiles_q - 1 - r / n, rows);
   }
 };
 

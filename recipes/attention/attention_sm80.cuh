@@ -362,6 +362,7 @@ template <int D, int MT = 1, int KEYS = 64, int WARPS = 4, bool QREGS = true, in
 struct PipelinedShape {
   static constexpr int kD = D, kMt = MT, kKeys = KEYS, kWarps = WARPS, kRows = 16 * MT * WARPS, kMinBlocks = MINB;
   static constexpr int kThreads = 32 * kWarps, kStages = 2;
+  static constexpr bool kAcrossHeads = false;  // the causal blocks' order (QueryTile::nth)
   using QTile = SwizzledTile<kRows, D>;
   using KvTile = SwizzledTile<kKeys, D>;
   using Warp = WarpRows<D, KEYS, MT, QREGS>;
