@@ -219,15 +219,12 @@ __host__ __device__ constexpr long long tiles(long long n, int tile) { return (n
 //! [work order]
 /// Work item x of a grid over query tiles of `rows` rows: its batch b, head h, first row q0 and last
 /// row (below seq_q). Without the mask a head's query tiles are consecutive items (they read its K
-/// and V together). With it the items run the last query tiles first (the longest), heads
-/// innermost, within groups of G heads whose K and V fit in about 16 MiB of L2 together, so that
-/// the items running at once share their heads' K and V: item x lies in group x / (G tiles_q),
-/// where it is query tile tiles_q - 1 - r / n of head first + r % n (r: x's place in the group, n:
-/// its heads, G but in the last group). With `across_heads` (step 8) the longest run first across
-/// all heads: item x is query tile tiles_q - 1 - x / H of head x % H (H = batch x heads_q). Then
-/// the shortest items come last and the SMs run out of work together (with groups, the last
-/// group's longest items start late and run on while other SMs idle); but the items running at
-/// once share a head's K and V only where there are fewer heads than resident blocks.
+/// and V together). With it the longest (last) query tiles run first, heads innermost: within
+/// groups of G heads whose K and V fit in about 16 MiB of L2 together, so that the items running
+/// at once share them (item x: group x / (G tiles_q), in it query tile tiles_q - 1 - r / n of head
+/// first + r % n, r its place, n the group's heads); or, with `across_heads` (step 8), across all
+/// heads (query tile tiles_q - 1 - x / H of head x % H), where the shortest come last everywhere
+/// but the items running at once share K and V only with fewer heads than resident blocks.
 struct QueryTile {
   long long b, h, q0, last;
   /// Query tile `tile` of head bh (of batch x heads_q).
