@@ -3,18 +3,18 @@
 /// fastest on GPUs like this one (`tuned`), or one chosen from the head_dim and the grid where the
 /// table has no entry for the GPU (`heuristic`).
 ///
-/// Change from step 6: the shape, and with it the causal blocks' order. Step 6's warp holds 16 query rows, so every K or V
-/// fragment it reads from shared memory with `ldmatrix` feeds two mma; a warp of two row tiles
-/// (32 rows) feeds four from the same fragment, which halves the shared-memory reads per mma and
-/// gives each warp twice the independent products to hide a softmax behind. At head_dim 128 the
-/// two row tiles' outputs and scores take most of the 255 registers, so Q's fragments are read
-/// from shared memory for every key tile instead of held (kQRegs false); at 64 they still fit.
-/// The other knobs: keys per tile (the scores' registers), warps per block, and the blocks per SM
-/// asked of the compiler (fewer registers a thread for more resident warps). With the causal mask
-/// the blocks run longest first across all heads, not within step 6's groups of heads
-/// (QueryTile::nth): a block of 128 rows runs twice as long as step 6's 64, so the last group's
-/// longest blocks, started late, would run on while other SMs idle; and it reads half the K and V
-/// bytes per FLOP, so sharing them in L2 across the blocks running at once matters less.
+/// Change from step 6: the shape, and with it the causal blocks' order. Step 6's warp holds 16
+/// query rows, so every K or V fragment it reads from shared memory with `ldmatrix` feeds two mma;
+/// a warp of two row tiles (32 rows) feeds four from the same fragment, which halves the
+/// shared-memory reads per mma and gives each warp twice the independent products to hide a softmax
+/// behind. At head_dim 128 the two row tiles' outputs and scores take most of the 255 registers, so
+/// Q's fragments are read from shared memory for every key tile instead of held (kQRegs false); at
+/// 64 they still fit. The other knobs: keys per tile (the scores' registers), warps per block, and
+/// the blocks per SM asked of the compiler (fewer registers a thread for more resident warps). With
+/// the causal mask the blocks run longest first across all heads, not within step 6's groups of
+/// heads (QueryTile::nth): a block of 128 rows runs twice as long as step 6's 64, so the last
+/// group's longest blocks, started late, would run on while other SMs idle; and it reads half the K
+/// and V bytes per FLOP, so sharing them in L2 across the blocks running at once matters less.
 ///
 /// The table is keyed by what decides the best shape (compute capability, SMs, shared memory and
 /// registers per SM), one entry per head_dim class, written by `./cookbook tune attention` from
