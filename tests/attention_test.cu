@@ -1178,6 +1178,65 @@ TEST_SUITE("host") {
     CHECK(all_conflict_free([](auto&& v) { aa::tma_decode<64>(v); }));
     CHECK(all_conflict_free([](auto&& v) { aa::tma_decode<128>(v); }));
   }
+
+  TEST_CASE("step 14: P's e4m3 registers and V^T's key order give P V (wgmma's A and accumulator layouts)") {
+    // The layouts as CUTLASS's GMMA traits give them: thread t of the warpgroup holds accumulator i
+    // = 4 j + 2 h + e at row 16 (t / 32) + t % 32 / 4 + 8 h, column 8 j + 2 (t % 4) + e; byte y of
+    // its A register g (8-bit, k32) is row 16 (t / 32) + t % 32 / 4 + 8 (g % 2), k 4 (t % 4) + y +
+    // 16 (g / 2). V^T is built as the kernel's transposing threads build it.
+    auto g = smem::test::rng(14);
+    std::uniform_int_distribution<int> u(-8, 8);
+    std::vector<long long> P(64 * 128), V(128 * 128), Vt(128 * 128, LLONG_MIN), O(64 * 128, 0), want(64 * 128, 0);
+    for (auto& x : P) x = u(g);
+    for (auto& x : V) x = u(g);
+    for (int c = 0; c < 32; ++c)
+      for (int lane = 0; lane < 32; ++lane)
+        for (int i = 0; i < 4; ++i)
+          for (int r = 0; r < 4; ++r) {
+            const int key = att::fp8_tr_key(c, lane) + i % 2 + i / 2 * 8, d = att::fp8_tr_dim(c, lane) + r;
+            long long& dst = Vt[std::size_t(d * 128 + att::fp8_tr_col(c, lane) + i)];
+            CHECK(dst == LLONG_MIN);  // every element of V^T written once
+            dst = V[std::size_t(key * 128 + d)];
+          }
+    for (int d = 0; d < 128; ++d)
+      for (int k = 0; k < 128; ++k) REQUIRE(Vt[std::size_t(d * 128 + k)] == V[std::size_t(att::fp8_key(k) * 128 + d)]);
+    for (int t = 0; t < 128; ++t) {
+      const int row = 16 * (t / 32) + t % 32 / 4;
+      long long sc[64];
+      for (int i = 0; i < 64; ++i) sc[i] = P[std::size_t((row + 8 * (i % 4 / 2)) * 128 + 8 * (i / 4) + 2 * (t % 4) + i % 2)];
+      for (int kb = 0; kb < 4; ++kb)
+        for (int reg = 0; reg < 4; ++reg)
+          for (int y = 0; y < 4; ++y) {
+            const int m = row + 8 * (reg % 2), k = 32 * kb + 4 * (t % 4) + y + 16 * (reg / 2);
+            const long long a = sc[att::fp8_p_index(kb, reg, y)];
+            for (int d = 0; d < 128; ++d) O[std::size_t(m * 128 + d)] += a * Vt[std::size_t(d * 128 + k)];
+          }
+    }
+    for (int m = 0; m < 64; ++m)
+      for (int n = 0; n < 128; ++n)
+        for (int d = 0; d < 128; ++d) want[std::size_t(m * 128 + d)] += P[std::size_t(m * 128 + n)] * V[std::size_t(n * 128 + d)];
+    CHECK(O == want);
+  }
+
+  TEST_CASE("step 14: bad arguments are refused before any CUDA call") {
+    auto p = packed(1, 2, 1, 256, 256, 128, 0.1f);
+    const auto* Q = reinterpret_cast<const att::e4m3*>(std::uintptr_t(1) << 20);  // not dereferenced
+    const auto* K = Q + (1 << 20);
+    const auto* V = K + (1 << 20);
+    auto* O = reinterpret_cast<att::bf16*>(std::uintptr_t(1) << 24);
+    CHECK((att::fp8_plan(p, Q, K, V, O).kernel != nullptr));  // the valid problem, for contrast
+    CHECK(att::fp8(p, att::Fp8Scales{NAN, 1, 1}, Q, K, V, O, nullptr) == cudaErrorInvalidValue);
+    CHECK(att::fp8(p, att::Fp8Scales{1, 1, INFINITY}, Q, K, V, O, nullptr) == cudaErrorInvalidValue);
+    CHECK(att::fp8(p, {}, Q + 8, K, V, O, nullptr) == cudaErrorInvalidValue);  // 8 bytes off TMA's 16
+    CHECK(att::fp8(p, {}, nullptr, K, V, O, nullptr) == cudaErrorInvalidValue);
+    auto strided = p;
+    strided.k.seq = 136;  // a stride of 136 bytes: not a multiple of 16
+    CHECK(att::fp8(strided, {}, Q, K, V, O, nullptr) == cudaErrorInvalidValue);
+    auto d64 = packed(1, 2, 1, 256, 256, 64, 0.1f);
+    CHECK(att::fp8(d64, {}, Q, K, V, O, nullptr) == cudaErrorInvalidValue);
+    auto gqa = packed(1, 3, 2, 256, 256, 128, 0.1f);
+    CHECK(att::fp8(gqa, {}, Q, K, V, O, nullptr) == cudaErrorInvalidValue);
+  }
 #endif
 
   // SwizzledTile<64, 128> without the swizzle: not a kernel's layout, what the swizzle is for.
@@ -1206,7 +1265,75 @@ TEST_SUITE("host") {
   }
 }
 
+#if defined(SMEM_ATTENTION_SM90A)
+/// Step 14 on case c: Q, K and V drawn as check_case() draws them, each rounded to e4m3 with the
+/// scale max |x| / 448 (its values x / scale, so the scales need not be powers of 2); the float64
+/// reference of the e4m3 values with scale * scale_q * scale_k (as the kernel's), its O times
+/// scale_v. O within 7 % of max |V| (P rounded to e4m3: 3 bits of mantissa, half an ulp 6.25 %)
+/// plus 2 % of |O|; LSE as the bf16 steps' (it sums P before the rounding).
+void check_fp8(const Case& c) {
+  CAPTURE(c.batch);
+  CAPTURE(c.heads_q);
+  CAPTURE(c.seq_q);
+  CAPTURE(c.seq_kv);
+  CAPTURE(c.causal);
+  CAPTURE(int(c.q));
+  att::Problem p = problem(c);
+  auto g = smem::test::rng(salt(c) ^ 14);
+  Inputs in(p, 0);
+  fill(in, c.fill, g);
+  att::Fp8Scales sc;
+  std::vector<att::e4m3> codes[3];
+  HostTensor* t[3] = {&in.q, &in.k, &in.v};
+  float* scale[3] = {&sc.q, &sc.k, &sc.v};
+  for (int i = 0; i < 3; ++i) {
+    const double amax = t[i]->max_abs();
+    *scale[i] = amax > 0 && std::isfinite(amax) ? float(amax / 448.0) : 1.0f;
+    codes[i].resize(t[i]->buf.size());
+    for (std::size_t e = 0; e < codes[i].size(); ++e) {
+      codes[i][e] = att::e4m3(float(val(t[i]->buf[e])) / *scale[i]);
+      t[i]->buf[e] = to_bf16(float(codes[i][e]));  // e4m3 values are bf16 values
+    }
+  }
+  att::Problem pr = p;
+  pr.scale = p.scale * sc.q * sc.k;
+  Reference ref = reference(pr, in);
+  for (double& o : ref.o) o *= double(sc.v);
+  const double atol = 0.07 * in.v.max_abs() * sc.v;
+  DeviceBuffer<att::e4m3> dq(codes[0]), dk(codes[1]), dv(codes[2]);
+  GuardedBuffer<bf16> O(std::size_t(std::max(extent(p.batch, p.seq_q, p.heads_q, p.head_dim, p.o), 1LL)));
+  GuardedBuffer<float> L(std::max<std::size_t>(std::size_t(p.batch) * p.heads_q * p.seq_q, 1));
+  O.poison();
+  L.poison();
+  REQUIRE(att::fp8(p, sc, dq.get(), dk.get(), dv.get(), O.get(), L.get()) == cudaSuccess);
+  SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  CHECK(O.guards_intact());
+  CHECK(L.guards_intact());
+  const auto lse = L.download(0, L.size());
+  std::string first;
+  const long long bad = count_bad(p, ref, read_output(p, O, 0), lse.data(), atol, first);
+  CHECK_MESSAGE(bad == 0, first);
+}
+#endif
+
 TEST_SUITE("gpu") {
+#if defined(SMEM_ATTENTION_SM90A)
+  TEST_CASE("step 14 (FP8): odd lengths, causal rows without keys, GQA, [b, h, s, d], NaN, against float64") {
+    using L = Layout;
+    for (const Case& c : std::vector<Case>{
+             {1, 2, 1, 1, 1, 128, false, L::bshd, L::bshd, L::bshd},
+             {2, 2, 2, 7, 129, 128, true, L::bshd, L::bshd, L::bshd},
+             {1, 4, 2, 129, 1000, 128, true, L::bshd, L::bshd, L::bshd},
+             {1, 2, 2, 1000, 129, 128, true, L::bshd, L::bshd, L::bshd},  // rows that see no key
+             {2, 4, 4, 300, 300, 128, false, L::bhsd, L::bhsd, L::bhsd},
+             {1, 8, 2, 512, 512, 128, true, L::bshd, L::bshd, L::bshd},
+         })
+      check_fp8(c);
+    Case nan{1, 2, 1, 200, 300, 128, false, L::bshd, L::bshd, L::bshd};
+    nan.fill = Fill::nan_row;
+    check_fp8(nan);
+  }
+#endif
   TEST_CASE("attention: every variant, every case, element by element against float64") {
     for (const auto& c : cases()) check_case(c);
   }

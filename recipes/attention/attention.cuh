@@ -26,6 +26,7 @@
 #include "attention_11_overlap.cuh"
 #include "attention_12_persistent.cuh"
 #include "attention_13_tma_decode.cuh"
+#include "attention_14_fp8.cuh"
 #endif
 
 /// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher

@@ -139,27 +139,29 @@ inline bool distinct(long long batch, long long seq, long long heads, long long 
 /// Checks the arguments of a step: sizes, heads, head_dim, scale, strides, null and misaligned
 /// pointers, spans beyond kMaxTensorBytes, elements of O that coincide, and O or lse overlapping
 /// an input or each other are invalid. K and V are not read when seq_kv == 0 (they may then be
-/// null), nothing is read or written when there is no query row.
-inline Args check_args(const Problem& p, const bf16* Q, const bf16* K, const bf16* V, const bf16* O,
-                       const float* lse) {
+/// null), nothing is read or written when there is no query row. Q, K and V are bf16, or bytes
+/// for step 14 (FP8).
+template <class In>
+Args check_args(const Problem& p, const In* Q, const In* K, const In* V, const bf16* O, const float* lse) {
+  constexpr int e = int(sizeof(In));
   if (p.batch < 0 || p.heads_q < 0 || p.heads_kv < 1 || p.seq_q < 0 || p.seq_kv < 0) return Args::invalid;
   if (p.heads_q % p.heads_kv != 0 || p.head_dim < 8 || p.head_dim > 256 || p.head_dim % 8 != 0) return Args::invalid;
   if (!std::isfinite(p.scale)) return Args::invalid;
   detail::Span q, k, v, o, l;
   const int d = p.head_dim;
-  if (!detail::span_of(Q, p.batch, p.seq_q, p.heads_q, d, p.q, 2, q) ||
-      !detail::span_of(K, p.batch, p.seq_kv, p.heads_kv, d, p.k, 2, k) ||
-      !detail::span_of(V, p.batch, p.seq_kv, p.heads_kv, d, p.v, 2, v) ||
+  if (!detail::span_of(Q, p.batch, p.seq_q, p.heads_q, d, p.q, e, q) ||
+      !detail::span_of(K, p.batch, p.seq_kv, p.heads_kv, d, p.k, e, k) ||
+      !detail::span_of(V, p.batch, p.seq_kv, p.heads_kv, d, p.v, e, v) ||
       !detail::span_of(O, p.batch, p.seq_q, p.heads_q, d, p.o, 2, o) ||
       !detail::span_of(lse, p.batch, p.heads_q, p.seq_q, 1, Strides{1LL * p.heads_q * p.seq_q, p.seq_q, 1}, 4, l))
     return Args::invalid;
   if (!detail::distinct(p.batch, p.seq_q, p.heads_q, d, p.o)) return Args::invalid;
   if (p.batch == 0 || p.heads_q == 0 || p.seq_q == 0) return Args::empty;
-  if (Q == nullptr || O == nullptr || !aligned(Q, 2) || !aligned(O, 2) || !aligned(lse, 4)) return Args::invalid;
+  if (Q == nullptr || O == nullptr || !aligned(Q, e) || !aligned(O, 2) || !aligned(lse, 4)) return Args::invalid;
   const bool with_lse = lse != nullptr;
   if (detail::overlap(o, q) || (with_lse && (detail::overlap(l, q) || detail::overlap(l, o)))) return Args::invalid;
   if (p.seq_kv == 0) return Args::no_keys;
-  if (K == nullptr || V == nullptr || !aligned(K, 2) || !aligned(V, 2)) return Args::invalid;
+  if (K == nullptr || V == nullptr || !aligned(K, e) || !aligned(V, e)) return Args::invalid;
   if (detail::overlap(o, k) || detail::overlap(o, v) || (with_lse && (detail::overlap(l, k) || detail::overlap(l, v))))
     return Args::invalid;
   return Args::launch;

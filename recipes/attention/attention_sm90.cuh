@@ -27,38 +27,41 @@ struct WgmmaShape {
 };
 
 //! [tensor maps]
-/// The tensor map of a [batch, seq, heads, D] tensor with strides t, read in boxes of one panel:
-/// 64 of head_dim by `rows` rows of seq (128: steps 9 to 12's tiles), of one head and one batch,
-/// L2 fills promoted to `l2`. Dimensions (head_dim, seq, heads, batch); a dimension of stride 0
-/// becomes one of size 1 (the kernel reads coordinate 0). False if the driver refuses it.
-inline bool head_map(CUtensorMap* map, const bf16* g, long long batch, long long seq, long long heads, int d,
-                     const Strides& t, unsigned rows = 128,
-                     CUtensorMapL2promotion l2 = CU_TENSOR_MAP_L2_PROMOTION_L2_256B) {
+/// The tensor map of a [batch, seq, heads, D] tensor of T (bf16, or a byte type: step 14's FP8)
+/// with strides t, read in boxes of one panel: 128 bytes of head_dim (64 bf16) by `rows` rows of
+/// seq (128: steps 9 to 12's tiles), of one head and one batch, L2 fills promoted to `l2`.
+/// Dimensions (head_dim, seq, heads, batch); a dimension of stride 0 becomes one of size 1 (the
+/// kernel reads coordinate 0). False if the driver refuses it.
+template <class T>
+bool head_map(CUtensorMap* map, const T* g, long long batch, long long seq, long long heads, int d, const Strides& t,
+              unsigned rows = 128, CUtensorMapL2promotion l2 = CU_TENSOR_MAP_L2_PROMOTION_L2_256B) {
+  static_assert(sizeof(T) == 2 || sizeof(T) == 1, "bf16 or bytes");
   const PFN_cuTensorMapEncodeTiled_v12000 encode = sm90::tensor_map_encoder();
   if (encode == nullptr) return false;
   const long long n[3] = {seq, heads, batch}, s[3] = {t.seq, t.head, t.batch};
   cuuint64_t dims[4] = {cuuint64_t(d)}, strides[3];
   for (int i = 0; i < 3; ++i) {
     dims[i + 1] = cuuint64_t(s[i] == 0 ? 1 : n[i]);
-    strides[i] = cuuint64_t(s[i] == 0 ? 16 : s[i] * 2);
+    strides[i] = cuuint64_t(s[i] == 0 ? 16 : s[i] * static_cast<long long>(sizeof(T)));
   }
-  const cuuint32_t box[4] = {64, rows, 1, 1}, unit[4] = {1, 1, 1, 1};
-  return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<bf16*>(g), dims, strides, box, unit,
-                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, l2,
-                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  const cuuint32_t box[4] = {128 / sizeof(T), rows, 1, 1}, unit[4] = {1, 1, 1, 1};
+  const CUtensorMapDataType type = sizeof(T) == 2 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  return encode(map, type, 4, const_cast<T*>(g), dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                CU_TENSOR_MAP_SWIZZLE_128B, l2, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-/// Whether TMA can read a tensor of `seq` rows with strides t at p: a 16-byte aligned base,
-/// strides multiples of 8 elements (16 bytes) and below 2^39 elements (the map's 2^40 bytes), and
-/// rows apart (a box of 128 rows cannot repeat one row).
-inline bool tma_readable(const void* p, const Strides& t, long long seq) {
-  constexpr long long kMax = 1LL << 39;
-  return aligned(p, 16) && t.batch % 8 == 0 && t.seq % 8 == 0 && t.head % 8 == 0 && t.batch < kMax &&
+/// Whether TMA can read a tensor of T of `seq` rows with strides t at p: a 16-byte aligned base,
+/// strides multiples of 16 bytes and below 2^40 bytes (the map's limit), and rows apart (a box of
+/// 128 rows cannot repeat one row).
+template <class T = bf16>
+bool tma_readable(const T* p, const Strides& t, long long seq) {
+  constexpr long long kStep = 16 / sizeof(T), kMax = (1LL << 40) / sizeof(T);
+  return aligned(p, 16) && t.batch % kStep == 0 && t.seq % kStep == 0 && t.head % kStep == 0 && t.batch < kMax &&
          t.seq < kMax && t.head < kMax && (t.seq != 0 || seq <= 1);
 }
 
 /// TMA: the box at (c, s, h, b) of a 4D map into dst; its bytes complete_tx on `bar`.
-__device__ __forceinline__ void tma_load_4d(bf16* dst, const CUtensorMap* map, int c, int s, int h, int b,
+__device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, int c, int s, int h, int b,
                                             std::uint64_t* bar) {
   asm volatile(
       "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
@@ -70,9 +73,9 @@ __device__ __forceinline__ void tma_load_4d(bf16* dst, const CUtensorMap* map, i
 /// TMA: rows `row` on (as many as head_map's box) of head h, batch b of a tensor with strides t,
 /// its D / 64 panels into the tile at dst (panels kPanel elements apart), completing on `bar`. A
 /// stride of 0 reads coordinate 0 of its dimension.
-template <int D, int kPanel>
-__device__ __forceinline__ void tma_rows(bf16* dst, const CUtensorMap* map, const Strides& t, long long row,
-                                         long long h, long long b, std::uint64_t* bar) {
+template <int D, int kPanel, class T>
+__device__ __forceinline__ void tma_rows(T* dst, const CUtensorMap* map, const Strides& t, long long row, long long h,
+                                         long long b, std::uint64_t* bar) {
 #pragma unroll
   for (int c = 0; c < D / 64; ++c)
     tma_load_4d(dst + c * kPanel, map, 64 * c, t.seq ? int(row) : 0, t.head ? int(h) : 0, t.batch ? int(b) : 0, bar);
