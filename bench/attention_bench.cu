@@ -439,6 +439,31 @@ void register_gemm_roof(int n) {
   })->UseManualTime()->Iterations(iterations(work, false))->Unit(benchmark::kMillisecond);
 }
 
+#if defined(SMEM_ATTENTION_SM90A)
+/// y = x * inv_scale rounded to e4m3 (saturated), element by element.
+__global__ void to_e4m3(const bf16* x, att::e4m3* y, long long n, float inv_scale) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+    y[i] = att::e4m3(__bfloat162float(x[i]) * inv_scale);
+}
+
+/// Step 14 (FP8) at the hd128 shapes but decode's: the bench's Q, K and V (uniform in [-1, 1))
+/// as e4m3 with scale 1 / 448, so that their largest values use e4m3's range.
+void register_fp8(const Shape& s) {
+  if (s.d != 128 || decode(s)) return;
+  register_one("fp8", s, false, [=](benchmark::State& state, Tensors& t) {
+    const att::Problem p = problem(s);
+    DeviceBuffer<att::e4m3> q(t.Q.size()), k(t.K.size()), v(t.V.size());
+    to_e4m3<<<1024, 256>>>(t.Q.get(), q.get(), (long long)q.size(), 448.0f);
+    to_e4m3<<<1024, 256>>>(t.K.get(), k.get(), (long long)k.size(), 448.0f);
+    to_e4m3<<<1024, 256>>>(t.V.get(), v.get(), (long long)v.size(), 448.0f);
+    SMEM_CUDA_CHECK(cudaGetLastError());
+    const att::Fp8Scales sc{1.0f / 448, 1.0f / 448, 1.0f / 448};
+    measure(state, s, [&] { return att::fp8(p, sc, q.get(), k.get(), v.get(), t.O.get(), t.lse.get()); });
+    smem::bench::set_kernel_counters(state, att::fp8_plan(p, q.get(), k.get(), v.get(), t.O.get()));
+  });
+}
+#endif
+
 const bool registered = [] {
   smem::bench::add_steps_context(
       "attention", "gemm_roof",
@@ -448,7 +473,9 @@ const bool registered = [] {
             "the tensor-core roof."},
            {"unfused", -1, "",
             "cuBLAS batched GEMMs for scale Q K^T (fp32 S) and P V around a row softmax to bf16 P: no fusion."},
-           {"copy", -1, "", "cudaMemcpyAsync device to device of K and V: the bandwidth roof of decode."}},
+           {"copy", -1, "", "cudaMemcpyAsync device to device of K and V: the bandwidth roof of decode."},
+           {"fp8", 14, "attention_14_fp8.cuh",
+            "FP8: e4m3 Q, K and V with per-tensor scales, both products on FP8 wgmma, V transposed in shared memory."}},
           att::kSteps));
   register_gemm_roof(4096);
   register_gemm_roof(8192);
@@ -463,6 +490,9 @@ const bool registered = [] {
       const bool decoder = std::string(att::name(v)).find("decode") != std::string::npos;
       if ((!decoder || decode(s)) && !(scalar && flops(s) > kScalarMaxFlops)) register_step(v, s);
     }
+#if defined(SMEM_ATTENTION_SM90A)
+    register_fp8(s);
+#endif
     if (tune) register_candidates(s);
   }
   return true;
