@@ -105,6 +105,23 @@ void tma_decode(Visit&& visit) {
     warp_fragments<T, T, 16, 1, D>(0, 16 * w, visit);
   }
 }
+
+/// Step 14's V transpose, per tile part c (one warp's): its four 32-bit loads from V's tile (keys
+/// n0, n0 + 1, n0 + 8, n0 + 9 at head_dim d0) and its four stores into V^T's (row d0 +
+/// fp8_tr_row(step, lane) at key k0), both tiles in TMA's layout (128-byte rows).
+template <class Visit>
+void fp8_transpose(Visit&& visit) {
+  using T = att::Fp8Shape::Tile;
+  for (int c = 0; c < 32; ++c) {
+    for (int i = 0; i < 4; ++i)
+      visit(request("V word load", Access::load, 4, 1,
+                    [&](int l) { return T::offset(att::fp8_tr_key(c, l) + i % 2 + i / 2 * 8, att::fp8_tr_dim(c, l)); }));
+    for (int step = 0; step < 4; ++step)
+      visit(request("V^T word store", Access::store, 4, 1, [&](int l) {
+        return T::offset(att::fp8_tr_dim(c, l) + att::fp8_tr_row(step, l), att::fp8_tr_col(c, l));
+      }));
+  }
+}
 #endif
 
 }  // namespace attention_access

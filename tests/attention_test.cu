@@ -1218,6 +1218,10 @@ TEST_SUITE("host") {
     CHECK(O == want);
   }
 
+  TEST_CASE("attention bank model: step 14's V transpose loads and stores are conflict-free") {
+    CHECK(all_conflict_free([](auto&& v) { aa::fp8_transpose(v); }));
+  }
+
   TEST_CASE("step 14: bad arguments are refused before any CUDA call") {
     auto p = packed(1, 2, 1, 256, 256, 128, 0.1f);
     const auto* Q = reinterpret_cast<const att::e4m3*>(std::uintptr_t(1) << 20);  // not dereferenced

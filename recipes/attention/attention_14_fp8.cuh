@@ -76,6 +76,9 @@ __host__ __device__ constexpr int fp8_p_index(int kb, int reg, int byte) {
 __host__ __device__ constexpr int fp8_tr_key(int c, int lane) { return 16 * (c / 4) + 2 * (lane % 4); }
 __host__ __device__ constexpr int fp8_tr_dim(int c, int lane) { return 32 * (c % 4) + 4 * (lane / 4); }
 __host__ __device__ constexpr int fp8_tr_col(int c, int lane) { return 16 * (c / 4) + 4 * (lane % 4); }
+/// The row d0 + fp8_tr_row(step, lane) that store `step` (0 to 3) of a lane writes: rotated by
+/// lane / 8, so that a warp's 32 stores of one step fall in 8 swizzle chunks x 4 words.
+__host__ __device__ constexpr int fp8_tr_row(int step, int lane) { return (step + lane / 8) % 4; }
 //! [fp8 layout]
 
 namespace detail {
@@ -189,11 +192,9 @@ __global__ void __launch_bounds__(S::kThreads, 1)
 #pragma unroll
           for (int i = 0; i < 4; ++i)
             w[i] = *reinterpret_cast<const unsigned*>(v + Tile::offset(n0 + i % 2 + i / 2 * 8, d0));
-          // Row d0 + r of V^T is word r of the byte transpose; lanes start at different r so that
-          // the 32 lanes' stores of one step fall in 8 swizzle chunks x 4 words (all 32 banks).
 #pragma unroll
-          for (int step = 0; step < 4; ++step) {
-            const int r = (step + lane / 8) % 4;
+          for (int step = 0; step < 4; ++step) {  // row d0 + r of V^T: word r of the byte transpose
+            const int r = fp8_tr_row(step, lane);
             *reinterpret_cast<unsigned*>(vt + Tile::offset(d0 + r, k0)) = detail::byte_column(w, r);
           }
         }
