@@ -446,8 +446,46 @@ __global__ void to_e4m3(const bf16* x, att::e4m3* y, long long n, float inv_scal
     y[i] = att::e4m3(__bfloat162float(x[i]) * inv_scale);
 }
 
+/// The error of O (packed [b, s, h, d]) against float64 attention of the bf16 Q, K and V, on 64
+/// query rows spread over the batches, heads and rows: sqrt(sum (O - ref)^2 / sum ref^2).
+double sampled_error(const att::Problem& p, const Tensors& t, const std::vector<bf16>& O) {
+  const std::vector<bf16> Q = t.Q.download(), K = t.K.download(), V = t.V.download();
+  const long long d = p.head_dim, group = p.heads_q / p.heads_kv;
+  double err = 0, norm = 0;
+  std::vector<double> sc(static_cast<std::size_t>(p.seq_kv)), o(static_cast<std::size_t>(d));
+  for (int r = 0; r < 64; ++r) {
+    const long long b = r % p.batch, h = r % p.heads_q, i = (p.seq_q - 1LL) * r / 63, hk = h / group;
+    const long long last = p.causal ? std::min<long long>(p.seq_kv - 1, i + p.seq_kv - p.seq_q) : p.seq_kv - 1;
+    if (last < 0) continue;
+    const bf16* q = &Q[std::size_t(att::at(p.q, b, i, h))];
+    double m = -INFINITY, l = 0;
+    for (long long j = 0; j <= last; ++j) {
+      const bf16* k = &K[std::size_t(att::at(p.k, b, j, hk))];
+      double dot = 0;
+      for (long long c = 0; c < d; ++c) dot += double(__bfloat162float(q[c])) * double(__bfloat162float(k[c]));
+      sc[std::size_t(j)] = double(p.scale) * dot;
+      m = std::max(m, sc[std::size_t(j)]);
+    }
+    std::fill(o.begin(), o.end(), 0.0);
+    for (long long j = 0; j <= last; ++j) {
+      const double w = std::exp(sc[std::size_t(j)] - m);
+      l += w;
+      const bf16* v = &V[std::size_t(att::at(p.v, b, j, hk))];
+      for (long long c = 0; c < d; ++c) o[std::size_t(c)] += w * double(__bfloat162float(v[c]));
+    }
+    const bf16* got = &O[std::size_t(att::at(p.o, b, i, h))];
+    for (long long c = 0; c < d; ++c) {
+      const double ref = o[std::size_t(c)] / l, e = double(__bfloat162float(got[c])) - ref;
+      err += e * e, norm += ref * ref;
+    }
+  }
+  return norm > 0 ? std::sqrt(err / norm) : 0.0;
+}
+
 /// Step 14 (FP8) at the hd128 shapes but decode's: the bench's Q, K and V (uniform in [-1, 1))
-/// as e4m3 with scale 1 / 448, so that their largest values use e4m3's range.
+/// as e4m3 with scale 1 / 448, so that their largest values use e4m3's range. Besides the time:
+/// the error of its O and of step 12's (bf16) against float64 attention of the bf16 inputs
+/// (sampled_error), as counters error_fp8 and error_bf16.
 void register_fp8(const Shape& s) {
   if (s.d != 128 || decode(s)) return;
   register_one("fp8", s, false, [=](benchmark::State& state, Tensors& t) {
@@ -460,6 +498,13 @@ void register_fp8(const Shape& s) {
     const att::Fp8Scales sc{1.0f / 448, 1.0f / 448, 1.0f / 448};
     measure(state, s, [&] { return att::fp8(p, sc, q.get(), k.get(), v.get(), t.O.get(), t.lse.get()); });
     smem::bench::set_kernel_counters(state, att::fp8_plan(p, q.get(), k.get(), v.get(), t.O.get()));
+    SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+    state.counters["error_fp8"] = sampled_error(p, t, t.O.download());
+    DeviceBuffer<bf16> O16(t.O.size());
+    SMEM_CUDA_CHECK(att::run(att::Variant::persistent, p, t.Q.get(), t.K.get(), t.V.get(), O16.get(), nullptr,
+                             nullptr, 0));
+    SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+    state.counters["error_bf16"] = sampled_error(p, t, O16.download());
   });
 }
 #endif

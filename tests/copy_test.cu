@@ -402,6 +402,7 @@ TEST_SUITE("host") {
       check_arch_message("attention", step, "80", "needs TMA, wgmma and setmaxnreg: compile for sm_90a");
     check_arch_message("attention", "attention_13_tma_decode.cuh", "80",
                        "needs TMA and mbarriers: compile for sm_90a");
+    check_arch_message("attention", "attention_14_fp8.cuh", "80", "needs TMA and FP8 wgmma: compile for sm_90a");
     check_arch_message("histogram", "histogram_06_cluster.cuh", "80",
                        "needs thread block clusters: compile for sm_90 or newer");
     check_arch_message("stencil", "st7_05_cluster.cuh", "80", "needs thread block clusters: compile for sm_90 or newer");

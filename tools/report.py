@@ -123,6 +123,7 @@ def plan(root, res, bank_exe, sets=None):
                                ("\n\n\\image html gemm_accuracy.svg \"gemm: error versus speed, on every GPU measured\""
                                 if pics.get("gemm_accuracy.svg") else "")),
         "crossover": lambda a: tables.crossover(fams.get(a[0], []), a[1], a[2]),
+        "fp8-accuracy": lambda a: tables.fp8_accuracy(fams.get("attention", [])),
         "banks-measured": lambda a: profiles.measured(res, a),
         "bank-tables": lambda a: profiles.model_tables(bank_exe, a) if bank_exe else None,
         "profile": lambda a: profiles.profile(res, a[0], label),

@@ -165,6 +165,26 @@ def best(runs, second=False, variants=()):
                  "grid blocks", "waves"], rows)) if rows else NONE
 
 
+def fp8_accuracy(runs, variant="fp8"):
+    """Per GPU and shape where `variant` ran with its error counters: its rate, the fastest other step's, their
+    ratio, and both errors (error_fp8, error_bf16: relative RMS against float64 attention of the bf16 inputs on
+    sampled rows; bf16 is the family's step 12)."""
+    rows = []
+    for r in runs:
+        for s in r.sorted_shapes():
+            e = r.shapes[s].get(variant)
+            if not e or "error_fp8" not in e or not r.value(variant, s):
+                continue
+            steps = [v for v in r.shapes[s] if v != variant and r.step(v).get("kind") == "step" and r.value(v, s)]
+            other = max(steps, key=lambda v: r.value(v, s)) if steps else None
+            rows.append([r.label, short(s), fmt_rate(r.value(variant, s)),
+                         r.title(other, "`") if other else "-", fmt_rate(r.value(other, s)) if other else "-",
+                         fmt(r.value(variant, s) / r.value(other, s)) if other else "-",
+                         f"{e['error_fp8']:.1e}", f"{e.get('error_bf16', float('nan')):.1e}"])
+    return table(["GPU", "shape", f"`{variant}`", "fastest other step", "its rate", "ratio", f"error, `{variant}`",
+                  "error, step 12 (bf16)"], rows) if rows else NONE
+
+
 def crossover(runs, variant, size):
     """Per GPU, a convolution step at one image size for every filter size measured: FLOP per byte,
     GB/s, ratio to the reference, and the FLOP rate (the benchmark's `flops` counter over its time)."""
