@@ -132,23 +132,26 @@ const std::map<std::string, Excess>& known_excess() {
       {"sgemm_16_presplit.cuh", {1330, "it instantiates step 15's kernel, which brings step 14 (the split and the "
                                        "sums) and the Hopper core: {shared} lines besides the two steps",
                                  {"sgemm_14_split_tf32.cuh", "../sm90/sm90.cuh"}}},
-      {"attention_04_mma.cuh", {811, "the kit and the family's contract take {shared} lines; of them, the "
+      {"attention_04_mma.cuh", {813, "the kit and the family's contract take {shared} lines; of them, the "
                                       "cp.async copies and the pipelined block shape (about 70 lines) serve steps 5 "
                                       "to 8 only, the work order (44) steps 6 and 8 to 12"}},
-      {"attention_05_pipelined.cuh", {779, warp_tile}},
-      {"attention_06_causal.cuh", {781, warp_tile}},
-      {"attention_07_decode.cuh", {927, "two kernels of its own (the chunks and their merge) and the merge of the four "
+      {"attention_05_pipelined.cuh", {781, warp_tile}},
+      {"attention_06_causal.cuh", {783, warp_tile}},
+      {"attention_07_decode.cuh", {929, "two kernels of its own (the chunks and their merge) and the merge of the four "
                                         "warps' partial results inside a block, over the kit's warp tile"}},
-      {"attention_08_tuned.cuh", {908, warp_tile}},
-      {"attention_09_wgmma.cuh", {1012, hopper}},
-      {"attention_10_pingpong.cuh", {1054, hopper}},
-      {"attention_11_overlap.cuh", {1093, hopper}},
-      {"attention_12_persistent.cuh", {1196, "its schedule and second Q buffer (142 lines) over step 10's turns and "
+      {"attention_08_tuned.cuh", {910, warp_tile}},
+      {"attention_09_wgmma.cuh", {1017, hopper}},
+      {"attention_10_pingpong.cuh", {1059, hopper}},
+      {"attention_11_overlap.cuh", {1098, hopper}},
+      {"attention_12_persistent.cuh", {1201, "its schedule and second Q buffer (142 lines) over step 10's turns and "
                                              "the Hopper kit, the Hopper core and the family's contract"}},
-      {"attention_13_tma_decode.cuh", {1671, "the bridge between the kits, as tc_gemm's step 8: TMA loads (the Hopper "
+      {"attention_13_tma_decode.cuh", {1676, "the bridge between the kits, as tc_gemm's step 8: TMA loads (the Hopper "
                                              "kit) feed step 7's mma.sync warps (the Ampere kit), and step 7's split "
                                              "and merges come with it",
                                        {"attention_sm80.cuh"}}},
+      {"attention_14_fp8.cuh", {1206, "its FP8 products, the V transpose and their barriers (286 lines) over the "
+                                      "Hopper kit (the maps, a warpgroup's rows and softmax), the Hopper core and the "
+                                      "family's contract"}},
       {"tc_gemm_06_multistage.cuh", {731, "uses nearly all of its set: its cp.async copies, the sm80 kit and the "
                                           "common header"}},
       {"tc_gemm_08_tma.cuh", {1072, "the bridge between the kits: TMA loads (sm90) feed the mma.sync warp tile (sm80)",
@@ -348,10 +351,14 @@ TEST_SUITE("host") {
   }
 
   TEST_CASE("copy: attention") {
-    check_family("attention", smem::attention::kSteps, [](std::string n) {
-      return "smem::attention::" + n + "(smem::attention::Problem{-1}, nullptr, nullptr, nullptr, nullptr, nullptr, "
-             "nullptr, 0)";
-    });
+    check_family(
+        "attention", smem::attention::kSteps,
+        [](std::string n) {
+          return "smem::attention::" + n + "(smem::attention::Problem{-1}, nullptr, nullptr, nullptr, nullptr, "
+                 "nullptr, nullptr, 0)";
+        },
+        {{"attention_14_fp8.cuh",  // FP8: its own launcher, outside the bf16 step list
+          {"smem::attention::fp8(smem::attention::Problem{-1}, {}, nullptr, nullptr, nullptr, nullptr, nullptr)"}}});
   }
 
   TEST_CASE("copy: tc_gemm") {
