@@ -292,16 +292,26 @@ void check_without_hopper(const std::string& family, int steps) {
   fs::remove_all(dir);
 }
 
-/// A family's rows of the copy-set table as JSON: per header of the step list, in order, its step
-/// number, its variants and its copy set.
+/// A step outside a family's step list (its own launcher), for the copy-set table.
+struct ExtraStep {
+  int step;
+  const char* name;
+  const char* header;
+};
+
+/// A family's rows of the copy-set table as JSON: per header of the step list, in order, then of
+/// `extra`, its step number, its variants and its copy set.
 template <class Step, std::size_t N>
-std::string table_rows(const std::string& family, const Step (&steps)[N]) {
+std::string table_rows(const std::string& family, const Step (&list)[N], const std::vector<ExtraStep>& extra = {}) {
+  std::vector<ExtraStep> steps;
+  for (const auto& s : list) steps.push_back({s.step, s.name, s.header});
+  steps.insert(steps.end(), extra.begin(), extra.end());
   std::ostringstream out;
-  for (std::size_t i = 0; i < N; ++i) {
+  for (std::size_t i = 0; i < steps.size(); ++i) {
     if (i > 0 && std::string(steps[i].header) == steps[i - 1].header) continue;
     const CopySet s = copy_set(family, steps[i].header);
     out << (out.tellp() > 0 ? ",\n" : "") << "    {\"step\": " << steps[i].step << ", \"names\": [";
-    for (std::size_t j = i; j < N && std::string(steps[j].header) == steps[i].header; ++j)
+    for (std::size_t j = i; j < steps.size() && std::string(steps[j].header) == steps[i].header; ++j)
       out << (j > i ? ", " : "") << '"' << steps[j].name << '"';
     out << "], \"files\": [";
     for (std::size_t f = 0; f < s.files.size(); ++f)
@@ -389,7 +399,7 @@ TEST_SUITE("host") {
         {"gemm", table_rows("gemm", smem::gemm::kSteps)},
         {"tc_gemm", table_rows("tc_gemm", smem::tc_gemm::kSteps)},
         {"histogram", table_rows("histogram", smem::histogram::kSteps)},
-        {"attention", table_rows("attention", smem::attention::kSteps)}};
+        {"attention", table_rows("attention", smem::attention::kSteps, {{14, "fp8", "attention_14_fp8.cuh"}})}};
     std::ofstream out(path);
     for (std::size_t i = 0; i < std::size(families); ++i)
       out << (i ? ",\n" : "{\n") << "  \"" << families[i].first << "\": [\n" << families[i].second << "\n  ]";

@@ -7,20 +7,24 @@ at shapes of its own, a second roof at others) measured on one GPU only; and a `
 counters (the accuracy table and plot). Checked: the ladder tables
 and the README's ratio columns, the roofs' ratios, a results table limited to a pattern, the decode
 roofline, the files-to-copy table, the folded bad-input matrix, a profile figure, a colour and a
-marker of its own for every series of a plot, the same bytes on a second run, and `--check` failing
-after a hand edit between the markers or a removed plot."""
+marker of its own for every series of a plot, the same bytes on a second run, `--check` failing
+after a hand edit between the markers or a removed plot; the ladder order of an extra step and of
+two ladders sharing step numbers; reasons over a target shared in one line."""
 import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
+import types
 import xml.etree.ElementTree as ET
 
 HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools")
 sys.path.insert(0, HERE)
 import plots  # noqa: E402  (exits without matplotlib)
 import profiles  # noqa: E402
+import report  # noqa: E402
+from results import Run  # noqa: E402
 
 STEPS = [dict(name="ref", step=None, header=None, summary="The vendor kernel.", kind="baseline"),
          dict(name="a", step=1, header="fam_01_a.cuh", summary="Step a | with a bar.", kind="step"),
@@ -188,6 +192,20 @@ def main():
         subprocess.run(run, capture_output=True)
         os.remove(os.path.join(imgs, "fam_ladder.svg"))
         expect(stale() == 1, "--check passes a missing plot")
+    # Ladder order: a benchmark's own step listed before the step list goes after it; two ladders that
+    # reuse step numbers keep their order.
+    ladder = lambda steps: Run.order(  # noqa: E731
+        types.SimpleNamespace(steps=[dict(name=n, step=s) for n, s in steps], seen=[]), [n for n, _ in steps])
+    got = ladder([("ref", None), ("x", 14), ("a", 1), ("b", 2), ("c", 13)])
+    expect(got == ["ref", "a", "b", "c", "x"], f"order, an extra step: {got}")
+    got = ladder([("ref", -1), ("a", 1), ("b", 2), ("p", 1), ("q", 2)])
+    expect(got == ["ref", "a", "b", "p", "q"], f"order, two ladders: {got}")
+    # Steps over their targets for the same reason share one line.
+    row = lambda s, why: dict(step=s, names=[f"s{s}"], files=[["f.cuh", 700]], total=700, limit=600,  # noqa: E731
+                              earlier_own=0, over_because=why)
+    text = report.copy_table({"f": [row(1, "one"), row(2, "two"), row(3, "two"), row(4, "two")]}, "f")
+    expect("- Step 01 is over its target: one." in text and
+           "- Steps 02, 03 and 04 are over their targets: two." in text, f"copy table reasons: {text}")
     for p in problems:
         print(f"report_selftest: {p}", file=sys.stderr)
     print(f"report_selftest: {len(problems)} problems")

@@ -101,8 +101,12 @@ class Run:
         return next((s for s in self.steps if s["name"] == variant), {})
 
     def order(self, variants):
-        """variants in ladder order (the metadata's), then the others in the order of the file."""
-        names = [s["name"] for s in self.steps] + self.seen
+        """variants in ladder order (the metadata's, except that a step listed before steps of lower numbers
+        only, as a benchmark's own extra step is, goes after them), then the others in the order of the file."""
+        num = [s.get("step") if s.get("step") is not None else -1 for s in self.steps]
+        late = [i for i, n in enumerate(num) if n >= 0 and num[i + 1:] and n > max(num[i + 1:])]
+        ladder = [s for i, s in enumerate(self.steps) if i not in late] + [self.steps[i] for i in late]
+        names = [s["name"] for s in ladder] + self.seen
         return sorted(variants, key=lambda v: (names.index(v) if v in names else len(names), v))
 
     def title(self, variant, code=""):

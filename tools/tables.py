@@ -166,23 +166,29 @@ def best(runs, second=False, variants=()):
 
 
 def fp8_accuracy(runs, variant="fp8"):
-    """Per GPU and shape where `variant` ran with its error counters: its rate, the fastest other step's, their
-    ratio, and both errors (error_fp8, error_bf16: relative RMS against float64 attention of the bf16 inputs on
-    sampled rows; bf16 is the family's step 12)."""
+    """Per shape where `variant` ran with its error counters, per GPU: its rate and its ratio to the fastest
+    other step's, then both errors per GPU (error_fp8, error_bf16: relative RMS against float64 attention of
+    the bf16 inputs on sampled rows; bf16 is the family's step 12)."""
+    runs = [r for r in runs if any("error_fp8" in r.shapes[s].get(variant, {}) for s in r.shapes)]
     rows = []
-    for r in runs:
-        for s in r.sorted_shapes():
-            e = r.shapes[s].get(variant)
-            if not e or "error_fp8" not in e or not r.value(variant, s):
-                continue
-            steps = [v for v in r.shapes[s] if v != variant and r.step(v).get("kind") == "step" and r.value(v, s)]
-            other = max(steps, key=lambda v: r.value(v, s)) if steps else None
-            rows.append([r.label, short(s), fmt_rate(r.value(variant, s)),
-                         r.title(other, "`") if other else "-", fmt_rate(r.value(other, s)) if other else "-",
-                         fmt(r.value(variant, s) / r.value(other, s)) if other else "-",
-                         f"{e['error_fp8']:.1e}", f"{e.get('error_bf16', float('nan')):.1e}"])
-    return table(["GPU", "shape", f"`{variant}`", "fastest other step", "its rate", "ratio", f"error, `{variant}`",
-                  "error, step 12 (bf16)"], rows) if rows else NONE
+    for s in (runs[0].sorted_shapes() if runs else []):
+        cells = [[], [], []]
+        for r in runs:
+            e, x = r.shapes.get(s, {}).get(variant), r.value(variant, s)
+            steps = [v for v in r.shapes.get(s, {}) if v != variant and r.step(v).get("kind") == "step"
+                     and r.value(v, s)]
+            if not e or "error_fp8" not in e or not x or not steps:
+                cells = None
+                break
+            cells[0].append(f"{fmt_rate(x)} ({fmt(x / max(r.value(v, s) for v in steps))})")
+            cells[1].append(f"{e['error_fp8']:.1e}")
+            cells[2].append(f"{e.get('error_bf16', float('nan')):.1e}")
+        if cells:
+            rows.append([short(s)] + cells[0] + ["/".join(c) for c in cells[1:]])
+    names = [r.label.replace("NVIDIA ", "").split()[0] for r in runs]
+    gpus = "/".join(names)
+    return table(["shape"] + [f"{n}: `{variant}` TFLOP/s (ratio to the fastest other step)" for n in names]
+                 + [f"error, `{variant}` ({gpus})", f"error, step 12 ({gpus})"], rows) if rows else NONE
 
 
 def crossover(runs, variant, size):
