@@ -129,7 +129,7 @@ const std::map<std::string, Excess>& known_excess() {
                                        "takes the kit's cp.async copies (30 lines) with it"}},
       {"sgemm_14_split_tf32.cuh", {739, "its own split pass, ldmatrix fragment reads and three sums (361 lines) over "
                                         "the family's contract and the kit's cp.async copies"}},
-      {"sgemm_16_presplit.cuh", {1330, "it instantiates step 15's kernel, which brings step 14 (the split and the "
+      {"sgemm_16_presplit.cuh", {1329, "it instantiates step 15's kernel, which brings step 14 (the split and the "
                                        "sums) and the Hopper core: {shared} lines besides the two steps",
                                  {"sgemm_14_split_tf32.cuh", "../sm90/sm90.cuh"}}},
       {"attention_04_mma.cuh", {813, "the kit and the family's contract take {shared} lines; of them, the "
@@ -140,28 +140,28 @@ const std::map<std::string, Excess>& known_excess() {
       {"attention_07_decode.cuh", {929, "two kernels of its own (the chunks and their merge) and the merge of the four "
                                         "warps' partial results inside a block, over the kit's warp tile"}},
       {"attention_08_tuned.cuh", {910, warp_tile}},
-      {"attention_09_wgmma.cuh", {1017, hopper}},
-      {"attention_10_pingpong.cuh", {1059, hopper}},
-      {"attention_11_overlap.cuh", {1098, hopper}},
-      {"attention_12_persistent.cuh", {1201, "its schedule and second Q buffer (142 lines) over step 10's turns and "
+      {"attention_09_wgmma.cuh", {1016, hopper}},
+      {"attention_10_pingpong.cuh", {1058, hopper}},
+      {"attention_11_overlap.cuh", {1097, hopper}},
+      {"attention_12_persistent.cuh", {1200, "its schedule and second Q buffer (142 lines) over step 10's turns and "
                                              "the Hopper kit, the Hopper core and the family's contract"}},
-      {"attention_13_tma_decode.cuh", {1676, "the bridge between the kits, as tc_gemm's step 8: TMA loads (the Hopper "
+      {"attention_13_tma_decode.cuh", {1675, "the bridge between the kits, as tc_gemm's step 8: TMA loads (the Hopper "
                                              "kit) feed step 7's mma.sync warps (the Ampere kit), and step 7's split "
                                              "and merges come with it",
                                        {"attention_sm80.cuh"}}},
-      {"attention_14_fp8.cuh", {1206, "its FP8 products, the V transpose and their barriers (286 lines) over the "
+      {"attention_14_fp8.cuh", {1199, "its FP8 products, the V transpose and their barriers (286 lines) over the "
                                       "Hopper kit (the maps, a warpgroup's rows and softmax), the Hopper core and the "
                                       "family's contract"}},
-      {"tc_gemm_06_multistage.cuh", {731, "uses nearly all of its set: its cp.async copies, the sm80 kit and the "
+      {"tc_gemm_06_multistage.cuh", {730, "uses nearly all of its set: its cp.async copies, the sm80 kit and the "
                                           "common header"}},
-      {"tc_gemm_08_tma.cuh", {1072, "the bridge between the kits: TMA loads (sm90) feed the mma.sync warp tile (sm80)",
+      {"tc_gemm_08_tma.cuh", {1071, "the bridge between the kits: TMA loads (sm90) feed the mma.sync warp tile (sm80)",
                               {"tc_gemm_sm80.cuh"}}},
-      {"tc_gemm_13_cluster.cuh", {986, "the cluster PTX, the cluster shape and order and a kernel of its own, over a "
+      {"tc_gemm_13_cluster.cuh", {985, "the cluster PTX, the cluster shape and order and a kernel of its own, over a "
                                        "Hopper kit, the Hopper core and a common header of {shared} lines"}},
-      {"tc_gemm_14_overlapped.cuh", {1155, "the Hopper kit, the Hopper core and the common header take {shared} lines, "
+      {"tc_gemm_14_overlapped.cuh", {1154, "the Hopper kit, the Hopper core and the common header take {shared} lines, "
                                            "its overlapped epilogue 169"}},
-      {"tc_gemm_15_gpc_order.cuh", {1369, chain, {"tc_gemm_13_cluster.cuh"}}},
-      {"tc_gemm_16_tuned_hopper.cuh", {1441, chain, {"tc_gemm_14_overlapped.cuh", "tc_gemm_13_cluster.cuh"}}},
+      {"tc_gemm_15_gpc_order.cuh", {1362, chain, {"tc_gemm_13_cluster.cuh"}}},
+      {"tc_gemm_16_tuned_hopper.cuh", {1434, chain, {"tc_gemm_14_overlapped.cuh", "tc_gemm_13_cluster.cuh"}}},
   };
   return m;
 }

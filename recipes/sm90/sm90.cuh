@@ -178,6 +178,11 @@ __device__ __forceinline__ void fence_acc(float (&d)[N]) {
 #define SMEM_ACC8(i)                                                                                              \
   "+f"(d[i + 0]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), \
       "+f"(d[i + 7])
+/// The operands %0 to %63 in a wgmma's text: its first 64 accumulators, the asm's first operands.
+#define SMEM_ACC64                                                                                                  \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, " \
+  "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, " \
+  "%46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 /// d[64] = A (64 x 16) * B (16 x 128) + (accumulate ? d : 0) on bf16, fp32 accumulators, one
 /// warpgroup, both operands from shared memory by descriptor: A K-major, B MN-major where kMnMajorB
 /// (transpose-b: rows of k, n contiguous), else K-major.
@@ -186,10 +191,7 @@ __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], std::uint64_t a
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      SMEM_ACC64
       "}, %64, %65, p, 1, 1, 0, %67;\n}\n"
       : SMEM_ACC8(0), SMEM_ACC8(8), SMEM_ACC8(16), SMEM_ACC8(24), SMEM_ACC8(32), SMEM_ACC8(40), SMEM_ACC8(48),
         SMEM_ACC8(56)
