@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "attention_reference.hpp"
 #include "bench_util.hpp"
 #include "cublas_handle.hpp"
 #include "device_buffer.hpp"
@@ -450,33 +451,16 @@ __global__ void to_e4m3(const bf16* x, att::e4m3* y, long long n, float inv_scal
 /// query rows spread over the batches, heads and rows: sqrt(sum (O - ref)^2 / sum ref^2).
 double sampled_error(const att::Problem& p, const Tensors& t, const std::vector<bf16>& O) {
   const std::vector<bf16> Q = t.Q.download(), K = t.K.download(), V = t.V.download();
-  const long long d = p.head_dim, group = p.heads_q / p.heads_kv;
   double err = 0, norm = 0;
-  std::vector<double> sc(static_cast<std::size_t>(p.seq_kv)), o(static_cast<std::size_t>(d));
+  std::vector<double> sc(static_cast<std::size_t>(p.seq_kv)), o(static_cast<std::size_t>(p.head_dim));
   for (int r = 0; r < 64; ++r) {
-    const long long b = r % p.batch, h = r % p.heads_q, i = (p.seq_q - 1LL) * r / 63, hk = h / group;
-    const long long last = p.causal ? std::min<long long>(p.seq_kv - 1, i + p.seq_kv - p.seq_q) : p.seq_kv - 1;
-    if (last < 0) continue;
-    const bf16* q = &Q[std::size_t(att::at(p.q, b, i, h))];
-    double m = -INFINITY, l = 0;
-    for (long long j = 0; j <= last; ++j) {
-      const bf16* k = &K[std::size_t(att::at(p.k, b, j, hk))];
-      double dot = 0;
-      for (long long c = 0; c < d; ++c) dot += double(__bfloat162float(q[c])) * double(__bfloat162float(k[c]));
-      sc[std::size_t(j)] = double(p.scale) * dot;
-      m = std::max(m, sc[std::size_t(j)]);
-    }
-    std::fill(o.begin(), o.end(), 0.0);
-    for (long long j = 0; j <= last; ++j) {
-      const double w = std::exp(sc[std::size_t(j)] - m);
-      l += w;
-      const bf16* v = &V[std::size_t(att::at(p.v, b, j, hk))];
-      for (long long c = 0; c < d; ++c) o[std::size_t(c)] += w * double(__bfloat162float(v[c]));
-    }
+    const long long b = r % p.batch, h = r % p.heads_q, i = (p.seq_q - 1LL) * r / 63;
+    if (smem::test::attention_reference_row(p, Q.data(), K.data(), V.data(), b, i, h, o.data(), sc) == -INFINITY)
+      continue;  // no key
     const bf16* got = &O[std::size_t(att::at(p.o, b, i, h))];
-    for (long long c = 0; c < d; ++c) {
-      const double ref = o[std::size_t(c)] / l, e = double(__bfloat162float(got[c])) - ref;
-      err += e * e, norm += ref * ref;
+    for (long long c = 0; c < p.head_dim; ++c) {
+      const double e = double(__bfloat162float(got[c])) - o[std::size_t(c)];
+      err += e * e, norm += o[std::size_t(c)] * o[std::size_t(c)];
     }
   }
   return norm > 0 ? std::sqrt(err / norm) : 0.0;

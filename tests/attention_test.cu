@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "attention_bank_access.hpp"
+#include "attention_reference.hpp"
 #include "bank_evidence.hpp"
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
@@ -69,49 +70,15 @@ struct Reference {
 };
 
 Reference reference(const att::Problem& p, const bf16* Q, const bf16* K, const bf16* V) {
-  const long long B = p.batch, Hq = p.heads_q, Sq = p.seq_q, Skv = p.seq_kv, d = p.head_dim;
-  const long long group = Hq / p.heads_kv;
+  const long long B = p.batch, Hq = p.heads_q, Sq = p.seq_q, d = p.head_dim;
   Reference r{Sq, Hq, d, std::vector<double>(std::size_t(B * Sq * Hq * d), 0.0),
               std::vector<double>(std::size_t(B * Hq * Sq))};
-  std::vector<double> s(std::size_t(std::max(Skv, 1LL)));
+  std::vector<double> s(std::size_t(std::max<long long>(p.seq_kv, 1)));
   for (long long b = 0; b < B; ++b)
     for (long long h = 0; h < Hq; ++h)
-      for (long long i = 0; i < Sq; ++i) {
-        const bf16* q = Q + b * p.q.batch + i * p.q.seq + h * p.q.head;
-        const long long hk = h / group, last = p.causal ? std::min(Skv - 1, i + Skv - Sq) : Skv - 1;
-        double* o = &r.o[std::size_t(((b * Sq + i) * Hq + h) * d)];
-        double& lse = r.lse[std::size_t((b * Hq + h) * Sq + i)];
-        if (last < 0) {  // no key: O stays 0
-          lse = -kInf;
-          continue;
-        }
-        double m = -kInf;
-        bool nan = false;
-        for (long long j = 0; j <= last; ++j) {
-          const bf16* k = K + b * p.k.batch + j * p.k.seq + hk * p.k.head;
-          double dot = 0;
-          for (long long c = 0; c < d; ++c) dot += val(q[c]) * val(k[c]);
-          s[j] = double(p.scale) * dot;
-          if (std::isnan(s[j]))
-            nan = true;
-          else
-            m = std::max(m, s[j]);
-        }
-        if (nan) {
-          std::fill(o, o + d, kNaN);
-          lse = kNaN;
-          continue;
-        }
-        double l = 0;
-        for (long long j = 0; j <= last; ++j) {
-          const bf16* v = V + b * p.v.batch + j * p.v.seq + hk * p.v.head;
-          const double w = std::exp(s[j] - m);
-          l += w;
-          for (long long c = 0; c < d; ++c) o[c] += w * val(v[c]);
-        }
-        for (long long c = 0; c < d; ++c) o[c] /= l;
-        lse = m + std::log(l);
-      }
+      for (long long i = 0; i < Sq; ++i)
+        r.lse[std::size_t((b * Hq + h) * Sq + i)] = smem::test::attention_reference_row(
+            p, Q, K, V, b, i, h, &r.o[std::size_t(((b * Sq + i) * Hq + h) * d)], s);
   return r;
 }
 

@@ -25,6 +25,23 @@
 using smem::test::capture_and_replay;
 using smem::test::DeviceBuffer;
 
+namespace {
+/// An attention launcher's run on the default stream, then captured in a graph and replayed on a
+/// non-default stream into poisoned O and lse: the replay gives bit for bit the eager O and LSE.
+template <class Run>
+void check_graph_as_eager(DeviceBuffer<smem::attention::bf16>& O, DeviceBuffer<float>& lse, Run run) {
+  REQUIRE(run(cudaStream_t{}) == cudaSuccess);
+  SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto eager_o = O.download();
+  const auto eager_l = lse.download();
+  O.poison();
+  lse.poison();
+  capture_and_replay(run);
+  CHECK(smem::test::first_bit_mismatch(O.download(), eager_o) == -1);
+  CHECK(smem::test::first_bit_mismatch(lse.download(), eager_l) == -1);
+}
+}  // namespace
+
 TEST_SUITE("gpu") {
   TEST_CASE("gemm: every variant in a graph on a non-default stream") {
     namespace gm = smem::gemm;
@@ -112,16 +129,9 @@ TEST_SUITE("gpu") {
         at::Problem p{B, Hq, Hkv, Nq, Nkv, d, 0.125f, causal};
         p.q = at::bshd(Nq, Hq, d), p.k = p.v = at::bshd(Nkv, Hkv, d), p.o = at::bshd(Nq, Hq, d);
         DeviceBuffer<unsigned char> ws(std::max<std::size_t>(at::workspace(v, p), 16));
-        REQUIRE(at::run(v, p, Q, K, V, O.get(), lse.get(), ws.get(), ws.size()) == cudaSuccess);
-        SMEM_CUDA_CHECK(cudaDeviceSynchronize());
-        const auto eager_o = O.download();
-        const auto eager_l = lse.download();
-        O.poison();
-        lse.poison();
-        capture_and_replay(
-            [&](cudaStream_t s) { return at::run(v, p, Q, K, V, O.get(), lse.get(), ws.get(), ws.size(), s); });
-        CHECK(smem::test::first_bit_mismatch(O.download(), eager_o) == -1);
-        CHECK(smem::test::first_bit_mismatch(lse.download(), eager_l) == -1);
+        check_graph_as_eager(O, lse, [&](cudaStream_t s) {
+          return at::run(v, p, Q, K, V, O.get(), lse.get(), ws.get(), ws.size(), s);
+        });
       }
   }
 #if defined(SMEM_ATTENTION_SM90A)
@@ -144,15 +154,7 @@ TEST_SUITE("gpu") {
       CAPTURE(causal);
       at::Problem p{B, Hq, Hkv, Nq, Nkv, d, 0.125f, causal};
       p.q = at::bshd(Nq, Hq, d), p.k = p.v = at::bshd(Nkv, Hkv, d), p.o = at::bshd(Nq, Hq, d);
-      REQUIRE(at::fp8(p, sc, Q, K, V, O.get(), lse.get()) == cudaSuccess);
-      SMEM_CUDA_CHECK(cudaDeviceSynchronize());
-      const auto eager_o = O.download();
-      const auto eager_l = lse.download();
-      O.poison();
-      lse.poison();
-      capture_and_replay([&](cudaStream_t s) { return at::fp8(p, sc, Q, K, V, O.get(), lse.get(), s); });
-      CHECK(smem::test::first_bit_mismatch(O.download(), eager_o) == -1);
-      CHECK(smem::test::first_bit_mismatch(lse.download(), eager_l) == -1);
+      check_graph_as_eager(O, lse, [&](cudaStream_t s) { return at::fp8(p, sc, Q, K, V, O.get(), lse.get(), s); });
     }
   }
 #endif
