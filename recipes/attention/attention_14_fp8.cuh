@@ -3,13 +3,16 @@
 /// FP8 `wgmma` (m64n128k32, fp32 accumulators), V transposed in shared memory by the producer
 /// warpgroup.
 ///
-/// What changes from step 9, and why it is faster: an FP8 `wgmma` does twice the products of a
-/// bf16 one in the same time, and the tiles are half the bytes. Three things follow from the
-/// format. (1) The scales: element x of Q is `scales.q` times its e4m3 value (likewise K and V), so
+/// What changes from step 11, and why it is faster: an FP8 `wgmma` does twice the products of a
+/// bf16 one in the same time, and the tiles are half the bytes. The block and its schedule are
+/// step 11's: the consumer warpgroups take turns (step 10's Turns), and a turn issues S_j and
+/// P_{j-1} V_{j-1}, the latter running under the softmax of S_j; with products half as long, the
+/// softmax is as long as a turn's products, and the turns keep the tensor cores busy with the
+/// other warpgroup's products meanwhile. Three things follow from the format. (1) The scales: element x of Q is `scales.q` times its e4m3 value (likewise K and V), so
 /// S = scale Q K^T takes `scale * scales.q * scales.k` as the softmax's scale, and O its factor
 /// `scales.v` at the end. (2) FP8 `wgmma` takes both operands K-major only (k contiguous): Q and K
 /// are (rows of head_dim), but V's rows are keys with head_dim contiguous, the wrong way for
-/// O = P V. Three warps of the producer warpgroup, idle in step 9, transpose each V tile into a
+/// O = P V. Three warps of the producer warpgroup, idle in step 11, transpose each V tile into a
 /// V^T tile (rows of head_dim, keys contiguous) once it has landed, and the consumers read V^T.
 /// (3) P goes from registers into the A operand as e4m3, four to a register; the accumulator
 /// layout of S is not the 8-bit A layout (a thread holds keys 2t, 2t + 1, 8 + 2t, 9 + 2t of 16
@@ -30,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "attention_10_pingpong.cuh"
 #include "attention_common.cuh"
 #include "attention_sm90.cuh"
 
@@ -122,6 +126,35 @@ __device__ __forceinline__ void wgmma_fp8(float (&d)[64], std::uint64_t a, const
   }
 }
 
+/// Issues S = Q K^T for a warpgroup's 64 rows (Q at descriptor dq, K at dk): four k32 slices, 32
+/// bytes apart, committed as one group, not waited for.
+__device__ __forceinline__ void fp8_scores(float (&sc)[64], std::uint64_t dq, std::uint64_t dk) {
+  const unsigned none[4] = {0, 0, 0, 0};
+  sm90::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) wgmma_fp8<false>(sc, dq + 2 * kk, none, dk + 2 * kk, kk > 0);
+  sm90::wgmma_commit();
+}
+
+/// Issues O += P V from P's e4m3 registers and V^T (descriptor dvt): four k32 slices of keys, one
+/// group, not waited for.
+__device__ __forceinline__ void fp8_pv(float (&o)[64], const unsigned (&pa)[4][4], std::uint64_t dvt) {
+  sm90::wgmma_fence();
+#pragma unroll
+  for (int kb = 0; kb < 4; ++kb) wgmma_fp8<true>(o, 0, pa[kb], dvt + 2 * kb, true);
+  sm90::wgmma_commit();
+}
+
+/// P x 2^8 (the softmax's probabilities in sc) as e4m3, in the A registers of the four k32 slices.
+__device__ __forceinline__ void fp8_pack(const float (&sc)[64], unsigned (&pa)[4][4]) {
+#pragma unroll
+  for (int kb = 0; kb < 4; ++kb)
+#pragma unroll
+    for (int reg = 0; reg < 4; ++reg)
+      pa[kb][reg] = detail::pack_e4m3(256.0f * sc[fp8_p_index(kb, reg, 0)], 256.0f * sc[fp8_p_index(kb, reg, 1)],
+                                      256.0f * sc[fp8_p_index(kb, reg, 2)], 256.0f * sc[fp8_p_index(kb, reg, 3)]);
+}
+
 /// The block's barriers, per stage s: K_s and V_s landed (TMA), K_s read by both consumer
 /// warpgroups (one arrival each), V_s read and V^T_s written by the 96 transposing threads (one
 /// arrival each), V^T_s read by both consumers; and Q landed.
@@ -203,39 +236,51 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   WgmmaRows<S::kD> r(blk.q0 + 64 * w);
   Problem ps = p;  // the softmax sees scale Q K^T in the e4m3 values' units
   ps.scale = p.scale * scales.q * scales.k;
-  if (n > 0) sm90::mbar_wait(&bar.q, 0);
-  const std::uint64_t dq = Tile::template desc<false>(q + 64 * 128 * w);
-  const unsigned none[4] = {0, 0, 0, 0};
-  for (long long j = 0; j < n; ++j) {
-    const int s = int(j % S::kStages);
+  if (n > 0) {  // step 11's turns: turn j issues S_j (j < n) and P_{j-1} V_{j-1} (j > 0)
+    auto release = [&](std::uint64_t* b) {
+      if (t == 0) sm90::mbar_arrive(b);
+    };
+    sm90::mbar_wait(&bar.q, 0);
+    const std::uint64_t dq = Tile::template desc<false>(q + 64 * 128 * w);
+    const Turns turns(w, n + 1);
     float sc[64];
-    sm90::mbar_wait(&bar.k_full[s], parity(j));
-    const std::uint64_t dk = Tile::template desc<false>(tile(j, 0));
-    sm90::wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) wgmma_fp8<false>(sc, dq + 2 * kk, none, dk + 2 * kk, kk > 0);  // 32 bytes a k32
-    sm90::wgmma_commit();
+    unsigned pa[4][4];  // P x 2^8 as e4m3, k32 slice kb's A registers
+    sm90::mbar_wait(&bar.k_full[0], 0);
+    turns.wait();
+    fp8_scores(sc, dq, Tile::template desc<false>(tile(0, 0)));
+    turns.done(0);
     sm90::wgmma_wait<0>();
     sm90::fence_acc(sc);
-    if (t == 0) sm90::mbar_arrive(&bar.k_empty[s]);
-    r.softmax(sc, ps, j * S::kKeys);
+    release(&bar.k_empty[0]);
+    r.softmax(sc, ps, 0);
+    fp8_pack(sc, pa);
+    for (long long j = 1; j < n; ++j) {
+      const int s = int(j % S::kStages), prev = int((j - 1) % S::kStages);
+      sm90::mbar_wait(&bar.k_full[s], parity(j));
+      sm90::mbar_wait(&bar.vt_full[prev], parity(j - 1));
+      turns.wait();
+      fp8_scores(sc, dq, Tile::template desc<false>(tile(j, 0)));
+      r.rescale_o();
+      fp8_pv(r.o, pa, Tile::template desc<false>(tile(j - 1, 2)));
+      turns.done(j);
+      sm90::wgmma_wait<1>();  // S_j done; P_{j-1} V_{j-1} runs on under the softmax
+      sm90::fence_acc(sc);
+      release(&bar.k_empty[s]);
+      r.softmax(sc, ps, j * S::kKeys);
+      sm90::wgmma_wait<0>();  // P_{j-1}'s registers and the output are free
+      sm90::fence_acc(r.o);
+      release(&bar.vt_empty[prev]);
+      fp8_pack(sc, pa);
+    }
+    const int last = int((n - 1) % S::kStages);
+    sm90::mbar_wait(&bar.vt_full[last], parity(n - 1));
+    turns.wait();
     r.rescale_o();
-    unsigned pa[4][4];  // P x 2^8 as e4m3, k32 slice kb's A registers
-#pragma unroll
-    for (int kb = 0; kb < 4; ++kb)
-#pragma unroll
-      for (int reg = 0; reg < 4; ++reg)
-        pa[kb][reg] = detail::pack_e4m3(256.0f * sc[fp8_p_index(kb, reg, 0)], 256.0f * sc[fp8_p_index(kb, reg, 1)],
-                                        256.0f * sc[fp8_p_index(kb, reg, 2)], 256.0f * sc[fp8_p_index(kb, reg, 3)]);
-    sm90::mbar_wait(&bar.vt_full[s], parity(j));
-    const std::uint64_t dvt = Tile::template desc<false>(tile(j, 2));
-    sm90::wgmma_fence();
-#pragma unroll
-    for (int kb = 0; kb < 4; ++kb) wgmma_fp8<true>(r.o, 0, pa[kb], dvt + 2 * kb, true);
-    sm90::wgmma_commit();
+    fp8_pv(r.o, pa, Tile::template desc<false>(tile(n - 1, 2)));
+    turns.done(n);
     sm90::wgmma_wait<0>();
     sm90::fence_acc(r.o);
-    if (t == 0) sm90::mbar_arrive(&bar.vt_empty[s]);
+    release(&bar.vt_empty[last]);
   }
   const float back = scales.v / 256.0f;
 #pragma unroll
