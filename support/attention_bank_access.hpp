@@ -106,20 +106,17 @@ void tma_decode(Visit&& visit) {
   }
 }
 
-/// Step 14's V transpose, per tile part c (one warp's): its four 32-bit loads from V's tile (keys
-/// n0, n0 + 1, n0 + 8, n0 + 9 at head_dim d0) and its four stores into V^T's (row d0 +
-/// fp8_tr_row(step, lane) at key k0), both tiles in TMA's layout (128-byte rows).
+/// Step 14's V transpose, per unit u (one warp's): its `ldmatrix.x4.trans` of V's tile (keys
+/// fp8_tr_src_key at head_dim fp8_tr_src_dim) and its `stmatrix.x4` into V^T's (rows fp8_tr_dst at
+/// keys 16 (u / 4) on), both tiles in TMA's layout (128-byte rows).
 template <class Visit>
 void fp8_transpose(Visit&& visit) {
   using T = att::Fp8Shape::Tile;
-  for (int c = 0; c < 32; ++c) {
-    for (int i = 0; i < 4; ++i)
-      visit(request("V word load", Access::load, 4, 1,
-                    [&](int l) { return T::offset(att::fp8_tr_key(c, l) + i % 2 + i / 2 * 8, att::fp8_tr_dim(c, l)); }));
-    for (int step = 0; step < 4; ++step)
-      visit(request("V^T word store", Access::store, 4, 1, [&](int l) {
-        return T::offset(att::fp8_tr_dim(c, l) + att::fp8_tr_row(step, l), att::fp8_tr_col(c, l));
-      }));
+  for (int u = 0; u < 32; ++u) {
+    visit(request("`ldmatrix.x4.trans` of V", Access::ldmatrix, 16, 1,
+                  [&](int l) { return T::offset(att::fp8_tr_src_key(u, l), att::fp8_tr_src_dim(u, l)); }));
+    visit(request("`stmatrix.x4` of V^T", Access::stmatrix, 16, 1,
+                  [&](int l) { return T::offset(att::fp8_tr_dst(u, l), 16 * (u / 4)); }));
   }
 }
 #endif

@@ -22,9 +22,10 @@ namespace smem::test {
 /// wavefronts as a store's; lanes that name one word are served one after the other, which the
 /// model does not count, and the profiler's load and store counters leave atomics out), or a
 /// load from another block's shared memory in the cluster (`remote`: its banks are the owner's;
-/// the profiler's shared-load counters leave these distributed loads out), or an `ldmatrix` (its
-/// 32 row addresses served 8 per phase; the profiler counts it as LDSM, not as a load).
-enum class Access { load, store, copy, atomic, remote, ldmatrix };
+/// the profiler's shared-load counters leave these distributed loads out), or an `ldmatrix` or
+/// `stmatrix` (its 32 row addresses served 8 per phase; the profiler counts them as LDSM and STSM,
+/// not as loads and stores).
+enum class Access { load, store, copy, atomic, remote, ldmatrix, stmatrix };
 
 /// One warp request: which access of the kernel it is, its kind and width in bytes, the byte
 /// address of each lane, and the lanes that take part.
@@ -36,7 +37,7 @@ struct Request {
   std::uint32_t active = 0xffffffffu;
 
   smem::bank::Cost cost() const {
-    if (kind == Access::ldmatrix) return smem::bank::ldmatrix_cost(addr, active);
+    if (kind == Access::ldmatrix || kind == Access::stmatrix) return smem::bank::ldmatrix_cost(addr, active);
     return kind == Access::copy ? smem::bank::copy_cost(addr, width, active) : smem::bank::cost(addr, width, active);
   }
 };

@@ -1150,21 +1150,37 @@ TEST_SUITE("host") {
     // The layouts as CUTLASS's GMMA traits give them: thread t of the warpgroup holds accumulator i
     // = 4 j + 2 h + e at row 16 (t / 32) + t % 32 / 4 + 8 h, column 8 j + 2 (t % 4) + e; byte y of
     // its A register g (8-bit, k32) is row 16 (t / 32) + t % 32 / 4 + 8 (g % 2), k 4 (t % 4) + y +
-    // 16 (g / 2). V^T is built as the kernel's transposing threads build it.
+    // 16 (g / 2). V^T is built as the kernel's transposing warps build it.
     auto g = smem::test::rng(14);
     std::uniform_int_distribution<int> u(-8, 8);
     std::vector<long long> P(64 * 128), V(128 * 128), Vt(128 * 128, LLONG_MIN), O(64 * 128, 0), want(64 * 128, 0);
     for (auto& x : P) x = u(g);
     for (auto& x : V) x = u(g);
-    for (int c = 0; c < 32; ++c)
-      for (int lane = 0; lane < 32; ++lane)
-        for (int i = 0; i < 4; ++i)
-          for (int r = 0; r < 4; ++r) {
-            const int key = att::fp8_tr_key(c, lane) + i % 2 + i / 2 * 8, d = att::fp8_tr_dim(c, lane) + r;
-            long long& dst = Vt[std::size_t(d * 128 + att::fp8_tr_col(c, lane) + i)];
-            CHECK(dst == LLONG_MIN);  // every element of V^T written once
-            dst = V[std::size_t(key * 128 + d)];
+    // V^T (tiles unswizzled here: the swizzle moves whole 16-byte rows of a matrix) as each unit's
+    // ldmatrix.x4.trans, byte permutes and stmatrix.x4 build it: ldmatrix gives lane l, of matrix m,
+    // the 16-bit elements (rows 2 (l % 4) and + 1, column l / 4), the rows' addresses from lanes
+    // 8 m + row; stmatrix writes lane l's register m as bytes 4 (l % 4) on of row l / 4 of matrix m,
+    // at the address lane 8 m + l / 4 gives. A permute's selector nibble y picks byte y of {a, b}.
+    auto permute = [](const long long (&a)[4], const long long (&b)[4], unsigned sel, int y) {
+      const unsigned k = sel >> (4 * y) & 7u;
+      return k < 4 ? a[k] : b[k - 4];
+    };
+    for (int u = 0; u < 32; ++u)
+      for (int lane = 0; lane < 32; ++lane) {
+        long long v[4][4];  // matrix m, byte y
+        for (int m = 0; m < 4; ++m)
+          for (int y = 0; y < 4; ++y) {
+            const int from = 8 * m + 2 * (lane % 4) + y / 2;
+            v[m][y] = V[std::size_t(att::fp8_tr_src_key(u, from) * 128 + att::fp8_tr_src_dim(u, from) + 2 * (lane / 4) + y % 2)];
           }
+        for (int m = 0; m < 4; ++m)
+          for (int y = 0; y < 4; ++y) {
+            const unsigned sel = att::fp8_tr_perm(lane) ^ (m % 2 ? 0x1111u : 0u);
+            long long& dst = Vt[std::size_t(att::fp8_tr_dst(u, 8 * m + lane / 4) * 128 + 16 * (u / 4) + 4 * (lane % 4) + y)];
+            CHECK(dst == LLONG_MIN);  // every element of V^T written once
+            dst = permute(v[m / 2 * 2], v[m / 2 * 2 + 1], sel, y);
+          }
+      }
     for (int d = 0; d < 128; ++d)
       for (int k = 0; k < 128; ++k) REQUIRE(Vt[std::size_t(d * 128 + k)] == V[std::size_t(att::fp8_key(k) * 128 + d)]);
     for (int t = 0; t < 128; ++t) {

@@ -14,6 +14,8 @@
 /// are (rows of head_dim), but V's rows are keys with head_dim contiguous, the wrong way for
 /// O = P V. Three warps of the producer warpgroup, idle in step 11, transpose each V tile into a
 /// V^T tile (rows of head_dim, keys contiguous) once it has landed, and the consumers read V^T.
+/// A warp moves 16 keys by 32 head_dim bytes in three instructions: `ldmatrix.x4.trans` reads them
+/// as 16-bit pairs, byte permutes put four keys in each register, `stmatrix.x4` writes V^T's rows.
 /// (3) P goes from registers into the A operand as e4m3, four to a register; the accumulator
 /// layout of S is not the 8-bit A layout (a thread holds keys 2t, 2t + 1, 8 + 2t, 9 + 2t of 16
 /// where the A operand wants 4t to 4t + 3). Instead of moving P between threads, V^T stores the
@@ -73,16 +75,24 @@ __host__ __device__ constexpr int fp8_p_index(int kb, int reg, int byte) {
   return 4 * (4 * kb + 2 * (reg / 2) + byte / 2) + 2 * (reg % 2) + byte % 2;
 }
 
-/// The transpose's work: for tile part c (0 to 31: 16 keys 16 (c / 4) on, head_dim 32 (c % 4) on)
-/// lane l reads head_dim d0 to d0 + 3 (fp8_tr_dim) of keys n0, n0 + 1, n0 + 8, n0 + 9 (fp8_tr_key:
-/// n0; one 32-bit word each) and writes them as rows d0 to d0 + 3 of V^T at logical keys k0 to
-/// k0 + 3 (fp8_tr_col: k0). A warp's reads cover 8 swizzle chunks x 4 words: all 32 banks.
-__host__ __device__ constexpr int fp8_tr_key(int c, int lane) { return 16 * (c / 4) + 2 * (lane % 4); }
-__host__ __device__ constexpr int fp8_tr_dim(int c, int lane) { return 32 * (c % 4) + 4 * (lane / 4); }
-__host__ __device__ constexpr int fp8_tr_col(int c, int lane) { return 16 * (c / 4) + 4 * (lane % 4); }
-/// The row d0 + fp8_tr_row(step, lane) that store `step` (0 to 3) of a lane writes: rotated by
-/// lane / 8, so that a warp's 32 stores of one step fall in 8 swizzle chunks x 4 words.
-__host__ __device__ constexpr int fp8_tr_row(int step, int lane) { return (step + lane / 8) % 4; }
+/// The transpose's work, in 32 units of 16 keys by 32 head_dim bytes: unit u is keys 16 (u / 4) on
+/// at head_dim 32 (u % 4) on. Its `ldmatrix.x4.trans` reads four 8 x 8 matrices of 16-bit pairs
+/// (matrix m: keys 8 (m % 2) on, head_dim 16 (m / 2) on; lane l gives row l % 8 of matrix l / 8),
+/// so lane l holds, per matrix, the byte pairs of keys 2 (l % 4) and 2 (l % 4) + 1 at head_dim
+/// 2 (l / 4) and 2 (l / 4) + 1. Two byte permutes of the key-low and key-high matrices' words give
+/// the four keys fp8_key() puts at 4 (l % 4) to 4 (l % 4) + 3, at head_dim 2 (l / 4) (selector
+/// 0x6420) and at 2 (l / 4) + 1 (0x7531): a 32-bit row piece of V^T each, which `stmatrix.x4`
+/// writes as row l / 4 of its matrices. Lanes 16 on swap the two, so that each matrix's 8 rows
+/// fall on 8 different rows mod 8 (swizzle chunks): matrix m, row i (given by lane 8 m + i) is V^T
+/// row fp8_tr_dst(u, 8 m + i).
+__host__ __device__ constexpr int fp8_tr_src_key(int u, int lane) { return 16 * (u / 4) + 8 * (lane / 8 % 2) + lane % 8; }
+__host__ __device__ constexpr int fp8_tr_src_dim(int u, int lane) { return 32 * (u % 4) + 16 * (lane / 16); }
+__host__ __device__ constexpr int fp8_tr_dst(int u, int lane) {
+  return 32 * (u % 4) + 16 * (lane / 16) + 2 * (lane % 8) + ((lane / 8 % 2) ^ (lane % 8 / 4));
+}
+/// The byte permute of lane l for stmatrix's matrices 0 and 2 (head_dim 2 (l / 4), or + 1 from
+/// lane 16 on); matrices 1 and 3 take the other (selector ^ 0x1111).
+__host__ __device__ constexpr unsigned fp8_tr_perm(int lane) { return lane < 16 ? 0x6420u : 0x7531u; }
 //! [fp8 layout]
 
 namespace detail {
@@ -92,11 +102,17 @@ __device__ __forceinline__ unsigned pack_e4m3(float x0, float x1, float x2, floa
   const unsigned hi = __nv_cvt_float2_to_fp8x2(make_float2(x2, x3), __NV_SATFINITE, __NV_E4M3);
   return lo | hi << 16;
 }
-/// Word r of the 4 x 4 byte transpose of w: byte i of word r is byte r of w[i].
-__device__ __forceinline__ unsigned byte_column(const unsigned (&w)[4], int r) {
-  const unsigned lo = __byte_perm(w[0], w[1], 0x0040 + 0x0011 * unsigned(r)),
-                 hi = __byte_perm(w[2], w[3], 0x0040 + 0x0011 * unsigned(r));
-  return __byte_perm(lo, hi, 0x5410);
+/// One transpose unit: ldmatrix.x4.trans from V (this lane's row address src), four byte permutes
+/// (selectors sel, sel ^ 0x1111), stmatrix.x4 into V^T (this lane's row address dst).
+__device__ __forceinline__ void transpose_unit(unsigned src, unsigned dst, unsigned sel) {
+  asm volatile(
+      "{\n.reg .b32 v<4>, t<4>;\n"
+      "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {v0, v1, v2, v3}, [%0];\n"
+      "prmt.b32 t0, v0, v1, %2;\nprmt.b32 t1, v0, v1, %3;\n"
+      "prmt.b32 t2, v2, v3, %2;\nprmt.b32 t3, v2, v3, %3;\n"
+      "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%1], {t0, t1, t2, t3};\n}\n" ::"r"(src),
+      "r"(dst), "r"(sel), "r"(sel ^ 0x1111u)
+      : "memory");
 }
 }  // namespace detail
 
@@ -213,18 +229,10 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         sm90::mbar_wait(&bar.vt_empty[s], parity(j) ^ 1);
         const unsigned char* v = reinterpret_cast<const unsigned char*>(tile(j, 1));
         unsigned char* vt = reinterpret_cast<unsigned char*>(tile(j, 2));
-        for (int c = warp; c < 32; c += 3) {
-          const int n0 = fp8_tr_key(c, lane), d0 = fp8_tr_dim(c, lane), k0 = fp8_tr_col(c, lane);
-          unsigned w[4];
-#pragma unroll
-          for (int i = 0; i < 4; ++i)
-            w[i] = *reinterpret_cast<const unsigned*>(v + Tile::offset(n0 + i % 2 + i / 2 * 8, d0));
-#pragma unroll
-          for (int step = 0; step < 4; ++step) {  // row d0 + r of V^T: word r of the byte transpose
-            const int r = fp8_tr_row(step, lane);
-            *reinterpret_cast<unsigned*>(vt + Tile::offset(d0 + r, k0)) = detail::byte_column(w, r);
-          }
-        }
+        for (int u = warp; u < 32; u += 3)
+          detail::transpose_unit(sm90::smem_u32(v + Tile::offset(fp8_tr_src_key(u, lane), fp8_tr_src_dim(u, lane))),
+                                 sm90::smem_u32(vt + Tile::offset(fp8_tr_dst(u, lane), 16 * (u / 4))),
+                                 fp8_tr_perm(lane));
         sm90::fence_proxy_async();  // this thread's stores, before the consumers' wgmma reads them
         sm90::mbar_arrive(&bar.vt_full[s]), sm90::mbar_arrive(&bar.v_empty[s]);
       }
