@@ -27,7 +27,8 @@
 /// Barriers per stage: K and V landed (TMA's byte counts), K read by both consumers, V read by the
 /// three transposing warps, V^T written by them (each thread fences its stores for the async
 /// proxy first), V^T read by both consumers. Head_dim 128 (a row of 128 bytes, one swizzle span);
-/// Q, K and V 16-byte aligned with strides multiples of 16 elements; O as step 9's.
+/// Q, K and V 16-byte aligned with strides multiples of 16 elements; O as step 9's. Built for
+/// sm_90a only (step 10's `#error`).
 #pragma once
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
@@ -38,10 +39,6 @@
 #include "attention_10_pingpong.cuh"
 #include "attention_common.cuh"
 #include "attention_sm90.cuh"
-
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-#error "attention_14_fp8.cuh needs TMA and FP8 wgmma: compile for sm_90a (e.g. -arch=sm_90a)"
-#endif
 
 namespace smem::attention {
 
