@@ -23,11 +23,11 @@ inline double attention_reference_row(const attention::Problem& p, const attenti
   const long long last = p.causal ? std::min(Skv - 1, i + Skv - Sq) : Skv - 1;
   std::fill(o, o + d, 0.0);
   if (last < 0) return -std::numeric_limits<double>::infinity();  // no key: O stays 0
-  const attention::bf16* q = Q + b * p.q.batch + i * p.q.seq + h * p.q.head;
+  const attention::bf16* q = Q + attention::at(p.q, b, i, h);
   double m = -std::numeric_limits<double>::infinity();
   bool nan = false;
   for (long long j = 0; j <= last; ++j) {
-    const attention::bf16* k = K + b * p.k.batch + j * p.k.seq + hk * p.k.head;
+    const attention::bf16* k = K + attention::at(p.k, b, j, hk);
     double dot = 0;
     for (long long c = 0; c < d; ++c) dot += val(q[c]) * val(k[c]);
     s[std::size_t(j)] = double(p.scale) * dot;
@@ -42,7 +42,7 @@ inline double attention_reference_row(const attention::Problem& p, const attenti
   }
   double l = 0;
   for (long long j = 0; j <= last; ++j) {
-    const attention::bf16* v = V + b * p.v.batch + j * p.v.seq + hk * p.v.head;
+    const attention::bf16* v = V + attention::at(p.v, b, j, hk);
     const double w = std::exp(s[std::size_t(j)] - m);
     l += w;
     for (long long c = 0; c < d; ++c) o[c] += w * val(v[c]);

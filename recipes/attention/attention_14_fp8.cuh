@@ -4,25 +4,26 @@
 /// warpgroup.
 ///
 /// What changes from step 11, and why it is faster: an FP8 `wgmma` does twice the products of a
-/// bf16 one in the same time, and the tiles are half the bytes. The block and its schedule are
-/// step 11's: the consumer warpgroups take turns (step 10's Turns), and a turn issues S_j and
-/// P_{j-1} V_{j-1}, the latter running under the softmax of S_j; with products half as long, the
-/// softmax is as long as a turn's products, and the turns keep the tensor cores busy with the
-/// other warpgroup's products meanwhile. Three things follow from the format. (1) The scales: element x of Q is `scales.q` times its e4m3 value (likewise K and V), so
-/// S = scale Q K^T takes `scale * scales.q * scales.k` as the softmax's scale, and O its factor
-/// `scales.v` at the end. (2) FP8 `wgmma` takes both operands K-major only (k contiguous): Q and K
-/// are (rows of head_dim), but V's rows are keys with head_dim contiguous, the wrong way for
-/// O = P V. Three warps of the producer warpgroup, idle in step 11, transpose each V tile into a
-/// V^T tile (rows of head_dim, keys contiguous) once it has landed, and the consumers read V^T.
-/// A warp moves 16 keys by 32 head_dim bytes in three instructions: `ldmatrix.x4.trans` reads them
-/// as 16-bit pairs, byte permutes put four keys in each register, `stmatrix.x4` writes V^T's rows.
-/// (3) P goes from registers into the A operand as e4m3, four to a register; the accumulator
-/// layout of S is not the 8-bit A layout (a thread holds keys 2t, 2t + 1, 8 + 2t, 9 + 2t of 16
-/// where the A operand wants 4t to 4t + 3). Instead of moving P between threads, V^T stores the
-/// keys in that order (fp8_key()): logical key k of the product is physical key fp8_key(k), for P
-/// and V^T alike, and a sum over keys does not depend on their order. P is scaled by 2^8 before
-/// its rounding to e4m3 (P <= 1 becomes <= 256, below e4m3's 448), so that small probabilities keep
-/// their 3 bits of mantissa instead of falling below e4m3's smallest subnormal; O takes 2^-8 back.
+/// bf16 one in the same time, and the tiles are half the bytes. The block and its schedule are step
+/// 11's: the consumer warpgroups take turns (step 10's Turns), and a turn issues S_j and P_{j-1}
+/// V_{j-1}, the latter running under the softmax of S_j; with products half as long, the softmax is
+/// as long as a turn's products, and the turns keep the tensor cores busy with the other
+/// warpgroup's products meanwhile. Three things follow from the format. (1) The scales: element x
+/// of Q is `scales.q` times its e4m3 value (likewise K and V), so S = scale Q K^T takes `scale *
+/// scales.q * scales.k` as the softmax's scale, and O its factor `scales.v` at the end. (2) FP8
+/// `wgmma` takes both operands K-major only (k contiguous): Q and K are (rows of head_dim), but V's
+/// rows are keys with head_dim contiguous, the wrong way for O = P V. Three warps of the producer
+/// warpgroup, idle in step 11, transpose each V tile into a V^T tile (rows of head_dim, keys
+/// contiguous) once it has landed, and the consumers read V^T. A warp moves 16 keys by 32 head_dim
+/// bytes in three instructions: `ldmatrix.x4.trans` reads them as 16-bit pairs, byte permutes put
+/// four keys in each register, `stmatrix.x4` writes V^T's rows. (3) P goes from registers into the
+/// A operand as e4m3, four to a register; the accumulator layout of S is not the 8-bit A layout (a
+/// thread holds keys 2t, 2t + 1, 8 + 2t, 9 + 2t of 16 where the A operand wants 4t to 4t + 3).
+/// Instead of moving P between threads, V^T stores the keys in that order (fp8_key()): logical key
+/// k of the product is physical key fp8_key(k), for P and V^T alike, and a sum over keys does not
+/// depend on their order. P is scaled by 2^8 before its rounding to e4m3 (P <= 1 becomes <= 256,
+/// below e4m3's 448), so that small probabilities keep their 3 bits of mantissa instead of falling
+/// below e4m3's smallest subnormal; O takes 2^-8 back.
 ///
 /// Barriers per stage: K and V landed (TMA's byte counts), K read by both consumers, V read by the
 /// three transposing warps, V^T written by them (each thread fences its stores for the async
@@ -82,7 +83,9 @@ __host__ __device__ constexpr int fp8_p_index(int kb, int reg, int byte) {
 /// writes as row l / 4 of its matrices. Lanes 16 on swap the two, so that each matrix's 8 rows
 /// fall on 8 different rows mod 8 (swizzle chunks): matrix m, row i (given by lane 8 m + i) is V^T
 /// row fp8_tr_dst(u, 8 m + i).
-__host__ __device__ constexpr int fp8_tr_src_key(int u, int lane) { return 16 * (u / 4) + 8 * (lane / 8 % 2) + lane % 8; }
+__host__ __device__ constexpr int fp8_tr_src_key(int u, int lane) {
+  return 16 * (u / 4) + 8 * (lane / 8 % 2) + lane % 8;
+}
 __host__ __device__ constexpr int fp8_tr_src_dim(int u, int lane) { return 32 * (u % 4) + 16 * (lane / 16); }
 __host__ __device__ constexpr int fp8_tr_dst(int u, int lane) {
   return 32 * (u % 4) + 16 * (lane / 16) + 2 * (lane % 8) + ((lane / 8 % 2) ^ (lane % 8 / 4));
