@@ -92,8 +92,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   extern __shared__ unsigned char smem_raw[];
   __shared__ std::uint64_t full[S::kStages], empty[S::kStages];
   float* smem = reinterpret_cast<float*>(LA::align(smem_raw));
-  const int tiles_m = tiles(M, S::kBM), tiles_k = tiles(K, S::kBK);
-  const unsigned num_tiles = unsigned(tiles_m) * unsigned(tiles(N, S::kBN));  // below 2^31: the plan's limit
+  const int tiles_m = tiles(M, S::kBM), tiles_n = tiles(N, S::kBN), tiles_k = tiles(K, S::kBK);
+  const unsigned num_tiles = unsigned(tiles_m) * unsigned(tiles_n);  // below 2^31: the plan's limit
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < S::kStages; ++s) sm90::mbar_init(&full[s], 1), sm90::mbar_init(&empty[s], S::kConsumers);
@@ -106,19 +106,21 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     if (threadIdx.x == 0) {
       int s = 0;
       unsigned phase = 0;  // of the stage's current use: a fresh barrier's previous phase counts as done
-      for (unsigned tile = blockIdx.x; tile < num_tiles; tile += gridDim.x)
+      for (unsigned tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+        const TileCoord blk = grouped_block(tiles_m, tiles_n, int(tile));  // the family's order: 8 tile-rows
         for (int kt = 0; kt < tiles_k; ++kt) {
           sm90::mbar_wait(&empty[s], phase ^ 1);
           float* st = smem + s * S::kStageElems;
           sm90::mbar_arrive_expect_tx(&full[s], S::kLoadBytes);
-          sm90::tma_load(st, &a_map, kt * S::kBK, int(tile % tiles_m) * S::kBM, &full[s]);
+          sm90::tma_load(st, &a_map, kt * S::kBK, blk.m * S::kBM, &full[s]);
           if constexpr (S::kPresplit)  // A's lo plane: rows M on of the same map
-            sm90::tma_load(st + S::kAElems, &a_map, kt * S::kBK, M + int(tile % tiles_m) * S::kBM, &full[s]);
+            sm90::tma_load(st + S::kAElems, &a_map, kt * S::kBK, M + blk.m * S::kBM, &full[s]);
           for (int p = 0; p < S::kBN / LB::kSpan; ++p)
-            sm90::tma_load(st + 2 * S::kAElems + p * LB::kPanel, &b_map, int(tile / tiles_m) * S::kBN + LB::kSpan * p,
+            sm90::tma_load(st + 2 * S::kAElems + p * LB::kPanel, &b_map, blk.n * S::kBN + LB::kSpan * p,
                            kt * S::kBK, &full[s]);
           if (++s == S::kStages) s = 0, phase ^= 1;
         }
+      }
     }
     return;
   }
@@ -128,6 +130,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   const int n_row = 64 * w + S::frag_n(t / 32, t % 32);  // this thread's B^T rows: n_row and n_row + 8
   int s = 0;
   unsigned phase = 0;
+  unsigned frag[2][8];  // B^T's fragments of two k-steps in turn: hi in 0 to 3, lo in 4 to 7
   for (unsigned tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
     float sum[64], big[64], small[64];
     for (int kt = 0; kt < tiles_k; ++kt) {
@@ -150,31 +153,43 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         sm90::fence_proxy_async();  // the split tiles, written by threads, are read by wgmma
         sm90::named_barrier(1, 128 * S::kConsumers);
       }
+      // Each k-step commits two groups, big's product and then small's two, and waits only for
+      // the groups of the k-step before it: the loads and splits of one k-step, and the sum of a
+      // K-tile, run while the tensor cores multiply.
 #pragma unroll
       for (int k8 = 0; k8 < S::kBK / 8; ++k8) {
+        unsigned(&f)[8] = frag[k8 % 2];
+        sm90::wgmma_wait<2>();  // the groups of two k-steps back, the last to read f, are done
+        if (k8 == 1 && kt > 0 && t == 0)  // so is the K-tile before, and its stage is free
+          sm90::mbar_arrive(&empty[s == 0 ? S::kStages - 1 : s - 1]);
         const int k = 8 * k8 + q;
         const float b[4] = {Bs[LB::offset(k, n_row)], Bs[LB::offset(k, n_row + 8)], Bs[LB::offset(k + 4, n_row)],
                             Bs[LB::offset(k + 4, n_row + 8)]};
-        unsigned bh[4], bl[4];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) tf32_split(b[e], bh[e], bl[e]);
+        for (int e = 0; e < 4; ++e) tf32_split(b[e], f[e], f[4 + e]);
+        const unsigned(&bh)[4] = *reinterpret_cast<const unsigned(*)[4]>(f);
+        const unsigned(&bl)[4] = *reinterpret_cast<const unsigned(*)[4]>(f + 4);
         sm90::wgmma_fence();
         // A k-step of 8 floats is a 32-byte move of the start address inside the swizzle span.
         const std::uint64_t a_hi = LA::template desc<false>(As + 8 * k8), a_lo = LA::template desc<false>(Alo + 8 * k8);
         wgmma_tf32_m64n128k8(big, bh, a_hi, k8 > 0);
+        sm90::wgmma_commit();
         wgmma_tf32_m64n128k8(small, bl, a_hi, kt > 0 || k8 > 0);
         wgmma_tf32_m64n128k8(small, bh, a_lo, true);
+        sm90::wgmma_commit();
       }
-      sm90::wgmma_commit();
-      sm90::wgmma_wait<0>();
-      sm90::fence_acc(big), sm90::fence_acc(small);
-      if (t == 0) sm90::mbar_arrive(&empty[s]);
-      if (++s == S::kStages) s = 0, phase ^= 1;
+      sm90::wgmma_wait<1>();  // big's last group is done; small's runs on under the sum
+      sm90::fence_acc(big);
 #pragma unroll
       for (int i = 0; i < 64; ++i) sum[i] = kt > 0 ? sum[i] + big[i] : big[i];
+      if (++s == S::kStages) s = 0, phase ^= 1;
     }
+    sm90::wgmma_wait<0>();
+    sm90::fence_acc(small);
+    if (t == 0) sm90::mbar_arrive(&empty[s == 0 ? S::kStages - 1 : s - 1]);
     // C^T's accumulators: row n (acc_row), columns m and m + 1 (acc_col).
-    const int m0 = int(tile % tiles_m) * S::kBM, n0 = int(tile / tiles_m) * S::kBN;
+    const TileCoord blk = grouped_block(tiles_m, tiles_n, int(tile));
+    const int m0 = blk.m * S::kBM, n0 = blk.n * S::kBN;
 #pragma unroll
     for (int j = 0; j < 16; ++j)
 #pragma unroll
