@@ -341,11 +341,11 @@ cudaError_t split_tf32_with(int M, int N, int K, float alpha, const float* A, in
   return launch(split_tf32_plan_with<T>(M, N, A, lda, B, ldb), stream, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-/// The shape of step 14: 128 x 128 x 16 block tile, 8 warps of 64 x 32 (4 x 4 mma tiles; sum,
-/// big and small are 64 floats each per thread), 4 stages: 4 x (128 x 20 + 16 x 132) x 4 B of
-/// ring and 2 x (128 + 128) x 20 x 4 B of split tiles, 113 KB. With K-tiles of 16, big is added
-/// to sum every two k-steps, and the three sums with one k-step's fragments fit in 255 registers.
-using SplitTf32Default = SplitShape<128, 128, 16, 64, 32, 4>;
+/// The shape of step 14: 128 x 128 x 32 block tile, 8 warps of 64 x 32 (4 x 4 mma tiles; sum,
+/// big and small are 64 floats each per thread), 3 stages: 3 x (128 x 36 + 32 x 132) x 4 B of
+/// ring and 2 x (128 + 128) x 36 x 4 B of split tiles, 176 KB. K-tiles of 32 take half the
+/// barriers and split passes per k that K-tiles of 16 take; big is added to sum every four k-steps.
+using SplitTf32Default = SplitShape<128, 128, 32, 64, 32, 3>;
 
 inline Plan<GemmKernel> split_tf32_plan(int M, int N, int, const float* A, int lda, const float* B, int ldb,
                                         const float*, int) {

@@ -20,6 +20,14 @@
 /// all of K, and C takes split_sum(sum, small). The accumulators are C^T's: a thread holds rows n
 /// and pairs of columns m, stored to C one float each.
 ///
+/// A consumer never drains its products inside a tile: each k-step commits big's product and
+/// small's two as two groups, and waits only until the groups of the k-step before it remain, so
+/// B^T's fragments of the next k-step (two sets of registers, in turn) are loaded and split, and
+/// big is added into sum at the end of a K-tile, while the tensor cores still multiply. The blocks
+/// walk their tiles in the family's grouped order (grouped_block, groups of 8 tile-rows): the 132
+/// tiles in flight on an H100 or H200 share 8 row panels of A and about 16 column panels of B,
+/// where a walk along columns would, at 8192^3, take 64 row panels (all of A) for 2 columns.
+///
 /// Where TMA cannot read a matrix's rows (a base off 16 bytes, or a leading dimension not a
 /// multiple of 4 floats), the launcher runs step 14.
 #pragma once
