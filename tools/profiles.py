@@ -49,6 +49,7 @@ PROFILES = {
     "stencil-st7-walks": ("stencil_st7_walks.txt", "[walk 1]", "["),
     "scan-tiles": ("scan_tiles.txt", "[128:10]", "["),
     "gemm-split-placement": ("gemm_split_placement.txt", "[accuracy", "["),
+    "gemm-split-ceiling": ("gemm_split_ceiling.txt", "[", "["),
     "attention-ceilings": ("mma_sync_ex2.txt", "[", "["),
     "attention-ncu": ("attention_ncu.txt", "Nsight", "  "),
     "attention-hopper-ncu": ("attention_hopper_ncu.txt", "Nsight", "  "),
