@@ -2,6 +2,9 @@
 // (1) mma.sync m16n8k16 bf16 with fp32 accumulators, eight independent accumulators per warp;
 // (2) ex2.approx on f32, f16x2 and bf16x2 (elements per clock); (3) one warp's stream of mma.sync
 // with 2 or 4 ex2 between them (does the special-function unit run beside the tensor cores?).
+// And the two the gemm split page sets against each other: (4) mma.sync m16n8k8 TF32, which step
+// 14's three products per term share, and (5) fma.rn.f32, the FMA pipe of the fp32 steps and of
+// cuBLAS's fp32 kernel, eight independent chains per thread.
 // The clock is the device's maximum (cudaDevAttrClockRate): under load it may be lower, so the rates
 // per clock are lower bounds. Built and run by probes/mma_sync_ex2.sh.
 #include <cuda_runtime.h>
@@ -58,6 +61,31 @@ __global__ void mma_ex2(float* out) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
+__global__ void mma_tf32(float* out) {
+  float d[8][4] = {};
+  const unsigned a = 0x3f800000u + threadIdx.x, b = 0x3f800000u;
+  for (int it = 0; it < kIters; ++it)
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+      asm volatile(
+          "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%4,%4,%4}, {%5,%5}, {%0,%1,%2,%3};"
+          : "+f"(d[i][0]), "+f"(d[i][1]), "+f"(d[i][2]), "+f"(d[i][3])
+          : "r"(a), "r"(b));
+  float s = 0;
+  for (int i = 0; i < 8; ++i) s += d[i][0] + d[i][3];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+__global__ void fma_f32(float* out) {
+  float c[8];
+  for (int i = 0; i < 8; ++i) c[i] = threadIdx.x * 1e-6f + i;
+  for (int it = 0; it < kIters; ++it)
+#pragma unroll
+    for (int i = 0; i < 8; ++i) asm volatile("fma.rn.f32 %0, %0, %1, %2;" : "+f"(c[i]) : "f"(0.999f), "f"(1e-3f));
+  float s = 0;
+  for (float x : c) s += x;
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
 // ops: per thread and iteration of the kernel's loop.
 void time(const char* name, void (*k)(float*), double ops, const char* unit) {
   int sms = 0, khz = 0;
@@ -95,4 +123,6 @@ int main() {
   time("ex2 bf16x2", ex2_x2<true>, 16, "elements");
   time("mma.sync + 2 ex2", mma_ex2<2>, mma_flop, "FLOP");
   time("mma.sync + 4 ex2", mma_ex2<4>, mma_flop, "FLOP");
+  time("mma.sync tf32", mma_tf32, 8 * 2048.0 / 32, "FLOP");  // 8 mma.sync of 16 x 8 x 8 per warp
+  time("fma f32", fma_f32, 8 * 2.0, "FLOP");
 }

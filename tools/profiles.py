@@ -49,8 +49,8 @@ PROFILES = {
     "stencil-st7-walks": ("stencil_st7_walks.txt", "[walk 1]", "["),
     "scan-tiles": ("scan_tiles.txt", "[128:10]", "["),
     "gemm-split-placement": ("gemm_split_placement.txt", "[accuracy", "["),
-    "gemm-split-ceiling": ("gemm_split_ceiling.txt", "[", "["),
-    "attention-ceilings": ("mma_sync_ex2.txt", "[", "["),
+    "gemm-split-ceiling": ("mma_sync_ex2.txt", "[mma.sync tf32", "[fma f32"),
+    "attention-ceilings": ("mma_sync_ex2.txt", "[mma.sync bf16", "[mma.sync + "),
     "attention-ncu": ("attention_ncu.txt", "Nsight", "  "),
     "attention-hopper-ncu": ("attention_hopper_ncu.txt", "Nsight", "  "),
 }
@@ -78,7 +78,10 @@ def profile(results, name, label):
     if isinstance(spec[1], str):
         out = []
         for p, lines in zip(paths, (t.splitlines() for t in texts)):
-            i = next(i for i, l in enumerate(lines) if l.startswith(spec[1]))
+            i = next((i for i, l in enumerate(lines) if l.startswith(spec[1])), None)
+            if i is None:  # a run of the probe from before these lines
+                out += [f"{where(p)} ({label(p)}) predates these lines: not measured there yet.", ""]
+                continue
             j = max(j for j, l in enumerate(lines) if l.startswith(spec[2]))
             out += [source(p, label), "", "\n".join("    " + l for l in lines[i:j + 1]), ""]
         return "\n".join(out)
