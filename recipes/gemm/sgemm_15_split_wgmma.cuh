@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   const int n_row = 64 * w + S::frag_n(t / 32, t % 32);  // this thread's B^T rows: n_row and n_row + 8
   int s = 0;
   unsigned phase = 0;
-  unsigned frag[2][8];  // B^T's fragments of two k-steps in turn: hi in 0 to 3, lo in 4 to 7
+  unsigned frag[2][2][4];  // B^T's fragments of two k-steps in turn: [k-step % 2][hi, lo]
   for (unsigned tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
     float sum[64], big[64], small[64];
     for (int kt = 0; kt < tiles_k; ++kt) {
@@ -166,17 +166,16 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       // K-tile, run while the tensor cores multiply.
 #pragma unroll
       for (int k8 = 0; k8 < S::kBK / 8; ++k8) {
-        unsigned(&f)[8] = frag[k8 % 2];
-        sm90::wgmma_wait<2>();  // the groups of two k-steps back, the last to read f, are done
+        unsigned(&bh)[4] = frag[k8 % 2][0];
+        unsigned(&bl)[4] = frag[k8 % 2][1];
+        sm90::wgmma_wait<2>();  // the groups of two k-steps back, the last to read bh and bl, are done
         if (k8 == 1 && kt > 0 && t == 0)  // so is the K-tile before, and its stage is free
           sm90::mbar_arrive(&empty[s == 0 ? S::kStages - 1 : s - 1]);
         const int k = 8 * k8 + q;
         const float b[4] = {Bs[LB::offset(k, n_row)], Bs[LB::offset(k, n_row + 8)], Bs[LB::offset(k + 4, n_row)],
                             Bs[LB::offset(k + 4, n_row + 8)]};
 #pragma unroll
-        for (int e = 0; e < 4; ++e) tf32_split(b[e], f[e], f[4 + e]);
-        const unsigned(&bh)[4] = *reinterpret_cast<const unsigned(*)[4]>(f);
-        const unsigned(&bl)[4] = *reinterpret_cast<const unsigned(*)[4]>(f + 4);
+        for (int e = 0; e < 4; ++e) tf32_split(b[e], bh[e], bl[e]);
         sm90::wgmma_fence();
         // A k-step of 8 floats is a 32-byte move of the start address inside the swizzle span.
         const std::uint64_t a_hi = LA::template desc<false>(As + 8 * k8), a_lo = LA::template desc<false>(Alo + 8 * k8);
