@@ -177,13 +177,10 @@ void copies(Visit&& visit) {
 }
 
 /// Step 14 (SplitShape S), one block and one K-tile: the 16-byte cp.async copies into the ring,
-/// the split pass (16-byte reads of the ring; A's hi and lo written 16 bytes at a time, B's
-/// transposed, 4), and the `ldmatrix.x4` fragment reads of every warp and k-step. Word addresses
-/// from the start of the shared array (the split tiles follow the S stages of the ring).
+/// then each warp's fragment reads of every k-step: `ldmatrix.x4` of A's fragments and 4-byte loads
+/// of B's (rows k and k + 4, 8 columns n each). Word addresses from the start of the stage.
 template <class S, class Visit>
 void split_tf32(Visit&& visit) {
-  const int a_hi = S::kStages * S::kStageFloats, a_lo = a_hi + S::kSplitA, b_hi = a_lo + S::kSplitA,
-            b_lo = b_hi + S::kSplitB;
   for (int w = 0; w < S::kThreads / 32; ++w) {
     auto t = [&](int l) { return 32 * w + l; };
     for (int i = 0; i < S::kACopies; ++i)
@@ -192,40 +189,19 @@ void split_tf32(Visit&& visit) {
     for (int i = 0; i < S::kBCopies; ++i)
       visit(request("`cp.async` 16-byte copy of B", Access::copy, 16,
                     [&](int l) { return S::kAFloats + S::b_offset(S::b_copy_k(t(l), i), S::b_copy_n(t(l), i)); }));
-    for (int i = 0; i < S::kACopies; ++i) {
-      auto m = [&](int l) { return S::a_split_m(t(l), i); };
-      auto k = [&](int l) { return S::a_split_k(t(l), i); };
-      visit(request("split pass: read of A `As[m][k .. k + 3]`", Access::load, 16,
-                    [&](int l) { return S::a_offset(m(l), k(l)); }));
-      for (int base : {a_hi, a_lo})
-        visit(request("split pass: hi or lo of A `[m][k .. k + 3]`", Access::store, 16,
-                      [&](int l) { return base + S::split_a(m(l), k(l)); }));
-    }
-    for (int i = 0; i < S::kBCopies; ++i) {
-      auto k = [&](int l) { return S::b_split_k(t(l), i); };
-      auto n = [&](int l) { return S::b_split_n(t(l), i); };
-      visit(request("split pass: read of B `Bs[k][n .. n + 3]`", Access::load, 16,
-                    [&](int l) { return S::kAFloats + S::b_offset(k(l), n(l)); }));
-      for (int c = 0; c < 4; ++c)
-        for (int base : {b_hi, b_lo})
-          visit(request("split pass: hi or lo of B, transposed `[n + c][k]`", Access::store, 4,
-                        [&](int l) { return base + S::split_b(n(l) + c, k(l)); }));
-    }
     for (int kk = 0; kk < S::kBK; kk += 8) {
       for (int i = 0; i < S::kMi; ++i)
-        for (int base : {a_hi, a_lo})
-          visit(request("`ldmatrix.x4` of an A fragment (hi or lo)", Access::ldmatrix, 16, [&](int l) {
-            return base + S::split_a(S::warp_m(w) + 16 * i + S::ldsm_a_m(l), kk + S::ldsm_a_k(l));
-          }));
-      for (int j = 0; j < S::kNj; j += 2)
-        for (int base : {b_hi, b_lo})
-          visit(request("`ldmatrix.x4` of two B fragments (hi or lo)", Access::ldmatrix, 16, [&](int l) {
-            return base + S::split_b(S::warp_n(w) + 8 * j + S::ldsm_b_n(l), kk + S::ldsm_b_k(l));
+        visit(request("`ldmatrix.x4` of an A fragment `As[m][k .. k + 3]`", Access::ldmatrix, 16, [&](int l) {
+          return S::a_offset(S::warp_m(w) + 16 * i + S::ldsm_a_m(l), kk + S::ldsm_a_k(l));
+        }));
+      for (int j = 0; j < S::kNj; ++j)
+        for (int r = 0; r < 2; ++r)
+          visit(request("load of a B fragment element `Bs[k][n]`", Access::load, 4, [&](int l) {
+            return S::kAFloats + S::b_offset(kk + S::frag_b_k(l, r), S::warp_n(w) + 8 * j + S::frag_b_n(l));
           }));
     }
   }
 }
-
 
 #if defined(SMEM_GEMM_SM90A)
 /// Steps 15 and 16 (SplitWgmmaShape or PresplitShape S), one block and one K-tile, the consumers'

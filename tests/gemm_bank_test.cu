@@ -190,11 +190,10 @@ TEST_SUITE("host") {
     check_warptiling<gm::WarpTiling<128, 64, 8, 64, 32, 8, 8>>(true);
   }
 
-  // Step 14: every request at the fewest wavefronts its bytes need: 1 for the 4-byte stores of
-  // B's transposed split, 4 for the 16-byte accesses and each ldmatrix.x4 (rows BK + 4 words
-  // apart put 8 consecutive rows in 8 bank quads, which A's copies, the split pass and the
-  // fragment reads all walk; B's ring rows BN + 4 apart, 8 consecutive k likewise). Every
-  // element is copied once and split once.
+  // Step 14: every request at the fewest wavefronts its bytes need: 1 for the 4-byte loads of B's
+  // fragments (ring rows BN + 8 words apart: rows k to k + 3 of 8 columns in 32 banks), 4 for the
+  // 16-byte copies and each ldmatrix.x4 (rows BK + 4 words apart put 8 consecutive rows of A in 8
+  // bank quads). Every element is copied once.
   template <class S>
   void check_split() {
     INFO("BM BN BK WM WN = " << S::kBM << " " << S::kBN << " " << S::kBK << " " << S::kWM << " " << S::kWN);
@@ -203,21 +202,14 @@ TEST_SUITE("host") {
       INFO(r.what);
       CHECK(r.cost().wavefronts == (r.width == 4 ? 1 : 4));
     });
-    std::vector<int> a_copied(S::kBM * S::kBK), b_copied(S::kBK * S::kBN), a_split(a_copied.size()),
-        b_split(b_copied.size());
+    std::vector<int> a_copied(S::kBM * S::kBK), b_copied(S::kBK * S::kBN);
     for (int t = 0; t < S::kThreads; ++t) {
       for (int i = 0; i < S::kACopies; ++i)
-        for (int c = 0; c < 4; ++c) {
-          ++a_copied[S::a_copy_m(t, i) * S::kBK + S::a_copy_k(t, i) + c];
-          ++a_split[S::a_split_m(t, i) * S::kBK + S::a_split_k(t, i) + c];
-        }
+        for (int c = 0; c < 4; ++c) ++a_copied[S::a_copy_m(t, i) * S::kBK + S::a_copy_k(t, i) + c];
       for (int i = 0; i < S::kBCopies; ++i)
-        for (int c = 0; c < 4; ++c) {
-          ++b_copied[S::b_copy_k(t, i) * S::kBN + S::b_copy_n(t, i) + c];
-          ++b_split[S::b_split_k(t, i) * S::kBN + S::b_split_n(t, i) + c];
-        }
+        for (int c = 0; c < 4; ++c) ++b_copied[S::b_copy_k(t, i) * S::kBN + S::b_copy_n(t, i) + c];
     }
-    for (const auto* hits : {&a_copied, &b_copied, &a_split, &b_split})
+    for (const auto* hits : {&a_copied, &b_copied})
       CHECK(std::count(hits->begin(), hits->end(), 1) == int(hits->size()));
   }
 
@@ -231,14 +223,14 @@ TEST_SUITE("host") {
   }
 
 #endif
-  TEST_CASE("step 14: copies, split pass and ldmatrix reads at their fewest wavefronts, every element once") {
+  TEST_CASE("step 14: copies and fragment reads at their fewest wavefronts, every element copied once") {
     check_split<gm::SplitTf32Default>();
     check_split<gm::SplitShape<128, 128, 32, 64, 32, 3>>();
     check_split<gm::SplitShape<128, 64, 32, 32, 32, 3>>();
     check_split<gm::SplitShape<64, 128, 16, 32, 64, 4>>();
     check_split<gm::SplitShape<256, 128, 16, 64, 64, 3>>();
-    // The pad at work: split-tile rows of BK = 32 words would put the 8 rows of an ldmatrix
-    // matrix on the same bank quad.
+    // The pad at work: ring rows of BK = 32 words would put the 8 rows of an ldmatrix matrix on
+    // the same bank quad.
     const auto unpadded = smem::test::request("ldmatrix rows of BK words", smem::test::Access::ldmatrix, 16, 4,
                                               [](int l) { return (l % 8) * 32 + 4 * (l / 8 % 2); });
     CHECK(unpadded.cost().wavefronts == 32);

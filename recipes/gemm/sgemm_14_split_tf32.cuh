@@ -9,14 +9,15 @@
 /// 2^-147), one bit short of an fp32 rounding for |x| >= 2^-124. Of the four products of
 /// (a_hi + a_lo)(b_hi + b_lo), a_lo b_lo is below 2^-22 |a b| and is dropped.
 ///
-/// What changes from step 12: the same `cp.async` ring of kStages K-tiles of fp32, but each
-/// K-tile then goes through a split pass: the block's threads read it once with 16-byte loads and
-/// write its hi and lo parts into two tiles of TF32 (A as As[m][k], B transposed as Bs[n][k]).
-/// Each element is split once per block, not once for each warp that reads it (four warps read
-/// an element of A, two one of B), and the fragments come from the split tiles by `ldmatrix`
-/// (one x4 for a whole 16 x 8 A fragment, one for two 8 x 8 B fragments), where step 12's
-/// register tiles needed a load per fragment element. A second barrier per K-tile parts the
-/// split pass from the products.
+/// What changes from step 12: the same `cp.async` ring of kStages K-tiles of fp32, read by
+/// `mma.sync` fragments instead of register tiles. A warp loads each fragment of a k-step as fp32,
+/// A's by `ldmatrix` (one x4 for a whole 16 x 8 fragment) and B's by 4-byte loads, and splits it
+/// in registers, once per element it reads: an element of A is split by the four warps that read
+/// it, one of B by two. Splitting a K-tile once per block instead, in a pass that writes hi and lo
+/// tiles to shared memory, costs that memory's bandwidth (a read and two writes per element, then
+/// the fragments' reads of both tiles) and a second barrier per K-tile, while the split in
+/// registers costs instructions the warps issue between their products: it is the faster of the
+/// two on the H100 and the H200 (gemm_split.md).
 ///
 /// The products go into three sums. The tensor core adds products to its accumulator rounding
 /// toward zero (Ootomo and Yokota measured it on the A100), and that error has one sign: over a long K it grows with K rather than
@@ -113,18 +114,14 @@ struct SplitShape {
                 "powers of two: a tile's corner plus its size fits an int; k-steps of 8");
   static_assert(Stages >= 2, "at least two stages");
 
-  /// The ring, fp32 as in memory: As[m][k] at m (BK + 4) + k, Bs[k][n] at k (BN + 4) + n.
-  static constexpr int kALd = BK + 4, kBLd = BN + 4;
+  /// The ring, fp32 as in memory: As[m][k] at m (BK + 4) + k, Bs[k][n] at k (BN + 8) + n. Rows
+  /// BK + 4 words apart put the 8 rows of an `ldmatrix` matrix in 8 bank quads; rows BN + 8 apart
+  /// put a B fragment's 4 rows k of 8 columns n in 32 different banks.
+  static constexpr int kALd = BK + 4, kBLd = BN + 8;
   static constexpr int kAFloats = BM * kALd, kStageFloats = kAFloats + BK * kBLd;
+  static constexpr int kSmemBytes = Stages * kStageFloats * int(sizeof(float));
   __host__ __device__ static constexpr int a_offset(int m, int k) { return m * kALd + k; }
   __host__ __device__ static constexpr int b_offset(int k, int n) { return k * kBLd + n; }
-  /// The split tiles after the ring: hi of A, lo of A ([m][k]), hi of B, lo of B ([n][k]), rows of
-  /// BK + 4 words.
-  static constexpr int kSLd = BK + 4, kSplitA = BM * kSLd, kSplitB = BN * kSLd;
-  static constexpr int kSplitFloats = 2 * (kSplitA + kSplitB);
-  static constexpr int kSmemBytes = (Stages * kStageFloats + kSplitFloats) * int(sizeof(float));
-  __host__ __device__ static constexpr int split_a(int m, int k) { return m * kSLd + k; }
-  __host__ __device__ static constexpr int split_b(int n, int k) { return n * kSLd + k; }
 
   /// Copies: thread t moves 16-byte piece q = t + i kThreads of a tile. B's pieces in row order; A's
   /// in groups of 8 rows, 8 lanes down a column of pieces (rows BK + 4 words apart: 8 bank quads)
@@ -138,25 +135,18 @@ struct SplitShape {
   __host__ __device__ static constexpr int a_copy_k(int t, int i) { return (t + i * kThreads) / 8 % (BK / 4) * 4; }
   __host__ __device__ static constexpr int b_copy_k(int t, int i) { return (t + i * kThreads) / (BN / 4); }
   __host__ __device__ static constexpr int b_copy_n(int t, int i) { return (t + i * kThreads) % (BN / 4) * 4; }
-  /// The split pass: thread t takes 16-byte piece q = t + i kThreads of each tile, A's pieces in
-  /// column order (8 lanes on 8 rows: rows BK + 4 words apart are in 8 different bank quads) and
-  /// B's along k (lanes on consecutive k write Bs[n][k] to consecutive words).
-  __host__ __device__ static constexpr int a_split_m(int t, int i) { return (t + i * kThreads) % BM; }
-  __host__ __device__ static constexpr int a_split_k(int t, int i) { return (t + i * kThreads) / BM * 4; }
-  __host__ __device__ static constexpr int b_split_k(int t, int i) { return (t + i * kThreads) % BK; }
-  __host__ __device__ static constexpr int b_split_n(int t, int i) { return (t + i * kThreads) / BK * 4; }
 
-  /// The warp's corner in the block tile, and the rows lane l gives `ldmatrix` (the PTX ISA's
-  /// m16n8k8 TF32 fragments: A's a[r] at row l / 4 + 8 (r % 2), column l % 4 + 4 (r / 2); B's b[r]
-  /// at row l % 4 + 4 r, column l / 4; C's c[r] at row l / 4 + 8 (r / 2), column 2 (l % 4) + r % 2).
-  /// A: matrix l / 8 of the x4 is a[l / 8], rows 8 ((l / 8) % 2) + l % 8 of the mma tile at word
-  /// 4 (l / 16) of the k-step. B: matrices b[0], b[1] of one 8-column tile, then of the next.
+  /// The warp's corner in the block tile, the rows lane l gives `ldmatrix` for A, and where lane
+  /// l's B elements are (the PTX ISA's m16n8k8 TF32 fragments: A's a[r] at row l / 4 + 8 (r % 2),
+  /// column l % 4 + 4 (r / 2); B's b[r] at row (k) l % 4 + 4 r, column (n) l / 4; C's c[r] at row
+  /// l / 4 + 8 (r / 2), column 2 (l % 4) + r % 2). A: matrix l / 8 of the x4 is a[l / 8], rows
+  /// 8 ((l / 8) % 2) + l % 8 of the mma tile at word 4 (l / 16) of the k-step.
   __host__ __device__ static constexpr int warp_m(int w) { return w / kWarpsN * WM; }
   __host__ __device__ static constexpr int warp_n(int w) { return w % kWarpsN * WN; }
   __host__ __device__ static constexpr int ldsm_a_m(int l) { return 8 * (l / 8 % 2) + l % 8; }
   __host__ __device__ static constexpr int ldsm_a_k(int l) { return 4 * (l / 16); }
-  __host__ __device__ static constexpr int ldsm_b_n(int l) { return 8 * (l / 16) + l % 8; }
-  __host__ __device__ static constexpr int ldsm_b_k(int l) { return 4 * (l / 8 % 2); }
+  __host__ __device__ static constexpr int frag_b_k(int l, int r) { return l % 4 + 4 * r; }
+  __host__ __device__ static constexpr int frag_b_n(int l) { return l / 4; }
   __host__ __device__ static constexpr int frag_c_m(int l, int r) { return l / 4 + 8 * (r / 2); }
   __host__ __device__ static constexpr int frag_c_n(int l, int r) { return 2 * (l % 4) + r % 2; }
 };
@@ -169,7 +159,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     split_tf32_kernel(int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
                       const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc) {
   constexpr int BM = T::kBM, BN = T::kBN, BK = T::kBK, S = T::kStages;
-  extern __shared__ __align__(16) float smem[];  // S stages of [As | Bs], then the split tiles
+  extern __shared__ __align__(16) float smem[];  // S stages of [As | Bs]
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const TileCoord blk = grouped_block(tiles(M, BM), tiles(N, BN), int(blockIdx.x));
@@ -209,40 +199,6 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     }
   };
 
-  // The split pass: K-tile `stage` of the ring into hi and lo tiles, 16 bytes read, 2 x 16 (A) or
-  // 2 x 4 x 4 (B, transposed) written per piece.
-  float* const a_hi = smem + S * T::kStageFloats;
-  float* const a_lo = a_hi + T::kSplitA;
-  float* const b_hi = a_lo + T::kSplitA;
-  float* const b_lo = b_hi + T::kSplitB;
-  auto split_tile = [&](int stage) {
-    const float* As = smem + stage * T::kStageFloats;
-    const float* Bs = As + T::kAFloats;
-#pragma unroll
-    for (int i = 0; i < T::kACopies; ++i) {
-      const int m = T::a_split_m(tid, i), k = T::a_split_k(tid, i);
-      const float4 x = *reinterpret_cast<const float4*>(As + T::a_offset(m, k));
-      uint4 hi, lo;
-      tf32_split(x.x, hi.x, lo.x), tf32_split(x.y, hi.y, lo.y), tf32_split(x.z, hi.z, lo.z),
-          tf32_split(x.w, hi.w, lo.w);
-      *reinterpret_cast<uint4*>(a_hi + T::split_a(m, k)) = hi;
-      *reinterpret_cast<uint4*>(a_lo + T::split_a(m, k)) = lo;
-    }
-#pragma unroll
-    for (int i = 0; i < T::kBCopies; ++i) {
-      const int k = T::b_split_k(tid, i), n = T::b_split_n(tid, i);
-      const float4 x = *reinterpret_cast<const float4*>(Bs + T::b_offset(k, n));
-      const float v[4] = {x.x, x.y, x.z, x.w};
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        unsigned hi, lo;
-        tf32_split(v[c], hi, lo);
-        b_hi[T::split_b(n + c, k)] = __uint_as_float(hi);
-        b_lo[T::split_b(n + c, k)] = __uint_as_float(lo);
-      }
-    }
-  };
-
   // Prologue: K-tiles 0 .. S - 2 in flight, one commit group each (empty past the end).
 #pragma unroll
   for (int s = 0; s < S - 1; ++s) {
@@ -254,53 +210,49 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   // small: 2^10 (a_hi b_lo + a_lo b_hi) over all of K.
   float sum[T::kMi][T::kNj][4] = {}, big[T::kMi][T::kNj][4], small[T::kMi][T::kNj][4] = {};
   const int wm = T::warp_m(warp), wn = T::warp_n(warp);
-  // One k-step of 8 from the split tiles; the first of a K-tile starts big from 0.
-  auto k_step = [&](int kk, bool first) {
-    unsigned ah[T::kMi][4], al[T::kMi][4], bh[T::kNj][2], bl[T::kNj][2];
+  // One k-step of 8 from a stage of the ring: the fragments' elements read as fp32 and split in
+  // registers (B's first: all of them are used by each of A's fragments); the first k-step of a
+  // K-tile starts big from 0.
+  auto k_step = [&](const float* As, const float* Bs, int kk, bool first) {
+    unsigned bh[T::kNj][2], bl[T::kNj][2];
 #pragma unroll
-    for (int i = 0; i < T::kMi; ++i) {
-      const int at = T::split_a(wm + 16 * i + T::ldsm_a_m(lane), kk + T::ldsm_a_k(lane));
-      ldsm_x4(ah[i], a_hi + at);
-      ldsm_x4(al[i], a_lo + at);
-    }
+    for (int j = 0; j < T::kNj; ++j)
 #pragma unroll
-    for (int j = 0; j < T::kNj; j += 2) {
-      const int at = T::split_b(wn + 8 * j + T::ldsm_b_n(lane), kk + T::ldsm_b_k(lane));
-      unsigned h[4], l[4];
-      ldsm_x4(h, b_hi + at);
-      ldsm_x4(l, b_lo + at);
-      bh[j][0] = h[0], bh[j][1] = h[1], bh[j + 1][0] = h[2], bh[j + 1][1] = h[3];
-      bl[j][0] = l[0], bl[j][1] = l[1], bl[j + 1][0] = l[2], bl[j + 1][1] = l[3];
-    }
+      for (int r = 0; r < 2; ++r)
+        tf32_split(Bs[T::b_offset(kk + T::frag_b_k(lane, r), wn + 8 * j + T::frag_b_n(lane))], bh[j][r], bl[j][r]);
     constexpr float zero[4] = {};
 #pragma unroll
-    for (int i = 0; i < T::kMi; ++i)
+    for (int i = 0; i < T::kMi; ++i) {
+      unsigned x[4], ah[4], al[4];
+      ldsm_x4(x, As + T::a_offset(wm + 16 * i + T::ldsm_a_m(lane), kk + T::ldsm_a_k(lane)));
+#pragma unroll
+      for (int r = 0; r < 4; ++r) tf32_split(__uint_as_float(x[r]), ah[r], al[r]);
 #pragma unroll
       for (int j = 0; j < T::kNj; ++j) {
-        mma_tf32(small[i][j], ah[i], bl[j][0], bl[j][1], small[i][j]);
-        mma_tf32(small[i][j], al[i], bh[j][0], bh[j][1], small[i][j]);
+        mma_tf32(small[i][j], ah, bl[j][0], bl[j][1], small[i][j]);
+        mma_tf32(small[i][j], al, bh[j][0], bh[j][1], small[i][j]);
         if (first)
-          mma_tf32(big[i][j], ah[i], bh[j][0], bh[j][1], zero);
+          mma_tf32(big[i][j], ah, bh[j][0], bh[j][1], zero);
         else
-          mma_tf32(big[i][j], ah[i], bh[j][0], bh[j][1], big[i][j]);
+          mma_tf32(big[i][j], ah, bh[j][0], bh[j][1], big[i][j]);
       }
+    }
   };
 
   int read = 0, write = S - 1;
   for (int kt = 0; kt < tiles_k; ++kt) {
-    // K-tile kt has landed for every thread; every warp is done with the split tiles (K-tile
-    // kt - 1's) and with the ring's stage of kt - 1, which the copies of K-tile kt + S - 1 refill.
+    // K-tile kt has landed for every thread, and every warp is done with the ring's stage of
+    // kt - 1, which the copies of K-tile kt + S - 1 refill.
     cp_async_wait<S - 2>();
     __syncthreads();
     if (kt + S - 1 < tiles_k) load_tile(write, kt + S - 1);
     cp_async_commit();
     write = write + 1 == S ? 0 : write + 1;
-    split_tile(read);
+    const float* As = smem + read * T::kStageFloats;
     read = read + 1 == S ? 0 : read + 1;
-    __syncthreads();  // the split tiles are written
-    k_step(0, true);
+    k_step(As, As + T::kAFloats, 0, true);
 #pragma unroll 1
-    for (int kk = 8; kk < BK; kk += 8) k_step(kk, false);
+    for (int kk = 8; kk < BK; kk += 8) k_step(As, As + T::kAFloats, kk, false);
 #pragma unroll
     for (int i = 0; i < T::kMi; ++i)
 #pragma unroll
@@ -342,9 +294,9 @@ cudaError_t split_tf32_with(int M, int N, int K, float alpha, const float* A, in
 }
 
 /// The shape of step 14: 128 x 128 x 32 block tile, 8 warps of 64 x 32 (4 x 4 mma tiles; sum,
-/// big and small are 64 floats each per thread), 3 stages: 3 x (128 x 36 + 32 x 132) x 4 B of
-/// ring and 2 x (128 + 128) x 36 x 4 B of split tiles, 176 KB. K-tiles of 32 take half the
-/// barriers and split passes per k that K-tiles of 16 take; big is added to sum every four k-steps.
+/// big and small are 64 floats each per thread), 3 stages: 3 x (128 x 36 + 32 x 136) x 4 B of
+/// ring, 105 KB. K-tiles of 32 take half the barriers per k that K-tiles of 16 take; big is added
+/// to sum every four k-steps.
 using SplitTf32Default = SplitShape<128, 128, 32, 64, 32, 3>;
 
 inline Plan<GemmKernel> split_tf32_plan(int M, int N, int, const float* A, int lda, const float* B, int ldb,
