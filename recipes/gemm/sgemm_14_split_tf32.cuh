@@ -135,9 +135,6 @@ struct SplitShape {
   __host__ __device__ static constexpr int a_copy_k(int t, int i) { return (t + i * kThreads) / 8 % (BK / 4) * 4; }
   __host__ __device__ static constexpr int b_copy_k(int t, int i) { return (t + i * kThreads) / (BN / 4); }
   __host__ __device__ static constexpr int b_copy_n(int t, int i) { return (t + i * kThreads) % (BN / 4) * 4; }
-  /// A thread's copies keep their column: copy i + 1 is kACopyRows rows of A, kBCopyRows of B, below copy i.
-  static_assert(kThreads % (2 * BK) == 0 && kThreads % (BN / 4) == 0, "copies of a thread in one column");
-  static constexpr int kACopyRows = kThreads / (2 * BK) * 8, kBCopyRows = kThreads / (BN / 4);
 
   /// The warp's corner in the block tile, the rows lane l gives `ldmatrix` for A, and where lane
   /// l's B elements are (the PTX ISA's m16n8k8 TF32 fragments: A's a[r] at row l / 4 + 8 (r % 2),
@@ -183,27 +180,11 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       }
     }
   };
-  // Inside A and B (every K-tile but the last of a tile not on the last row or column of tiles),
-  // kVec's copies take one pointer per matrix and per thread, moved by a row offset per copy: the
-  // general path's pointer per copy, with its bounds, would hold registers the three sums need.
-  const float* const a_from = A + std::size_t(m0 + T::a_copy_m(tid, 0)) * lda + T::a_copy_k(tid, 0);
-  const float* const b_from = B + std::size_t(T::b_copy_k(tid, 0)) * ldb + n0 + T::b_copy_n(tid, 0);
   auto load_tile = [&](int stage, int kt) {
     float* As = smem + stage * T::kStageFloats;
     float* Bs = As + T::kAFloats;
     const int k0 = kt * BK;
     const bool whole = interior && k0 <= K - BK;
-    if (kVec && whole) {
-      float* const a_to = As + T::a_offset(T::a_copy_m(tid, 0), T::a_copy_k(tid, 0));
-      float* const b_to = Bs + T::b_offset(T::b_copy_k(tid, 0), T::b_copy_n(tid, 0));
-#pragma unroll 1
-      for (int i = 0; i < T::kACopies; ++i)
-        cp_async_16(a_to + i * T::kACopyRows * T::kALd, a_from + std::size_t(i * T::kACopyRows) * lda + k0, 16);
-#pragma unroll 1
-      for (int i = 0; i < T::kBCopies; ++i)
-        cp_async_16(b_to + i * T::kBCopyRows * T::kBLd, b_from + std::size_t(k0 + i * T::kBCopyRows) * ldb, 16);
-      return;
-    }
 #pragma unroll
     for (int i = 0; i < T::kACopies; ++i) {
       const int m = T::a_copy_m(tid, i), k = T::a_copy_k(tid, i), gm = m0 + m;
