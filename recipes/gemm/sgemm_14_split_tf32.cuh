@@ -17,7 +17,7 @@
 /// tiles to shared memory, costs that memory's bandwidth (a read and two writes per element, then
 /// the fragments' reads of both tiles) and a second barrier per K-tile, while the split in
 /// registers costs instructions the warps issue between their products: it is the faster of the
-/// two on the H100 and the H200 (gemm_split.md).
+/// two on the H200 (gemm_split.md).
 ///
 /// The products go into three sums. The tensor core adds products to its accumulator rounding
 /// toward zero (Ootomo and Yokota measured it on the A100), and that error has one sign: over a long K it grows with K rather than
