@@ -248,11 +248,11 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     if (kt + S - 1 < tiles_k) load_tile(write, kt + S - 1);
     cp_async_commit();
     write = write + 1 == S ? 0 : write + 1;
-    const float* As = smem + read * T::kStageFloats;
+    const float *As = smem + read * T::kStageFloats, *Bs = As + T::kAFloats;
     read = read + 1 == S ? 0 : read + 1;
-    k_step(As, As + T::kAFloats, 0, true);
+    k_step(As, Bs, 0, true);
 #pragma unroll 1
-    for (int kk = 8; kk < BK; kk += 8) k_step(As, As + T::kAFloats, kk, false);
+    for (int kk = 8; kk < BK; kk += 8) k_step(As, Bs, kk, false);
 #pragma unroll
     for (int i = 0; i < T::kMi; ++i)
 #pragma unroll
