@@ -140,7 +140,11 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   unsigned phase = 0;
   unsigned frag[2][2][4];  // B^T's fragments of two k-steps in turn: [k-step % 2][hi, lo]
   for (unsigned tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+    // sum starts at -0, which x + -0 leaves x (a +0 would turn a big of -0 into +0); big is set
+    // too, since the asm reads it ("+f"), though each K-tile's first product ignores it.
     float sum[64], big[64], small[64];
+#pragma unroll
+    for (int i = 0; i < 64; ++i) sum[i] = -0.0f, big[i] = 0.0f;
     for (int kt = 0; kt < tiles_k; ++kt) {
       sm90::mbar_wait(&full[s], phase);
       float* As = smem + s * S::kStageElems;
@@ -188,7 +192,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       sm90::wgmma_wait<1>();  // big's last group is done; small's runs on under the sum
       sm90::fence_acc(big);
 #pragma unroll
-      for (int i = 0; i < 64; ++i) sum[i] = kt > 0 ? sum[i] + big[i] : big[i];
+      for (int i = 0; i < 64; ++i) sum[i] += big[i];
       if (++s == S::kStages) s = 0, phase ^= 1;
     }
     sm90::wgmma_wait<0>();
