@@ -9,7 +9,8 @@
 // reference, on 2048 x 2048 outputs with inputs uniform(-1, 1), normal, +-m 2^e (m in [1, 2), e in
 // [-20, 19]: magnitudes 2^-20 to 2^20), each with K = 2048, and uniform(-1, 1) with K = 16384.
 // With SMEM_TUNE=1 (`./cookbook tune gemm`), step 12's kernel with each candidate shape of step
-// 13's table too (gemm_tune_candidates.cuh), named tune_<BM>x<BN>x<BK>_<WM>x<WN>_<TM>x<TN>_<stages>.
+// 13's table too (gemm_tune_candidates.cuh), named tune_<BM>x<BN>x<BK>_<WM>x<WN>_<TM>x<TN>_<stages>,
+// and in sm_90a builds step 16's with each of step 17's, named tune_split_<BM>_<stages>_<group_rows>.
 #include <benchmark/benchmark.h>
 #include <cublas_v2.h>
 
@@ -220,6 +221,15 @@ const bool registered = [] {
                });
       SMEM_TUNE_CANDIDATES(SMEM_TUNE_CASE)
 #undef SMEM_TUNE_CASE
+#if defined(SMEM_GEMM_SM90A)
+#define SMEM_SPLIT_TUNE_CASE(BM, S, G)                                                                            \
+  register_one("tune_split_" #BM "_" #S "_" #G, s, [=](const float* A, const float* B, float* C) {              \
+    return gm::split_presplit_with<gm::PresplitShapeOf<BM, S, G>>(s.M, s.N, s.K, 1.0f, A, s.K, B, s.N, 0.0f, C, \
+                                                                   s.N);                                        \
+  });
+      SMEM_SPLIT_TUNE_CANDIDATES(SMEM_SPLIT_TUNE_CASE)
+#undef SMEM_SPLIT_TUNE_CASE
+#endif
     }
   return true;
 }();

@@ -29,3 +29,15 @@
   X(64, 64, 16, 32, 32, 4, 8, 4)     \
   X(128, 64, 16, 64, 32, 8, 8, 3)    \
   X(64, 128, 8, 32, 64, 4, 16, 4)
+
+// The candidate shapes of step 17's tuned table (sm_90a builds): X(BM, stages, group_rows), each
+// step 16's kernel in PresplitShapeOf<BM, stages, group_rows> (recipes/gemm/sgemm_17_split_tuned.cuh):
+// 128- and 64-row tiles, rings of 3 to 6 stages (48 KB or 32 KB each), groups of 4 to 16 tile-rows.
+#define SMEM_SPLIT_TUNE_CANDIDATES(X) \
+  X(128, 3, 8)                        \
+  X(128, 4, 4)                        \
+  X(128, 4, 8)                        \
+  X(128, 4, 16)                       \
+  X(64, 4, 8)                         \
+  X(64, 6, 8)                         \
+  X(64, 6, 16)

@@ -204,7 +204,7 @@ void split_tf32(Visit&& visit) {
 }
 
 #if defined(SMEM_GEMM_SM90A)
-/// Steps 15 and 16 (SplitWgmmaShape or PresplitShape S), one block and one K-tile, the consumers'
+/// Steps 15 to 17 (a SplitWgmmaShapeOf or PresplitOf S), one block and one K-tile, the consumers'
 /// requests (TMA's writes and wgmma's operand reads are not a warp's): step 15's split pass (16-byte
 /// reads of A's tile, hi back in place and lo into its tile; step 16 has none) and each k-step's
 /// four scalar loads of B^T's fragment from B's tile. Word addresses from the stage's start: A's
@@ -214,7 +214,7 @@ void split_wgmma(Visit&& visit) {
   using LA = typename S::LA;
   using LB = typename S::LB;
   for (int w = 0; w < 128 * S::kConsumers / 32; ++w) {  // consumer warp w: threads ct = 32 w + l
-    for (int i = 0; i < (S::kPresplit ? 0 : 4); ++i) {
+    for (int i = 0; i < (S::kPresplit ? 0 : S::kSplitChunks); ++i) {
       auto at = [&](int l) { return LA::offset(S::split_row(32 * w + l + 256 * i), S::split_col(32 * w + l + 256 * i)); };
       visit(request("split pass: read of A `[m][k .. k + 3]`", Access::load, 16, at));
       visit(request("split pass: hi of A in place", Access::store, 16, at));

@@ -214,12 +214,16 @@ TEST_SUITE("host") {
   }
 
 #if defined(SMEM_GEMM_SM90A)
-  TEST_CASE("steps 15 and 16: the split pass at its fewest wavefronts; B^T's fragment loads 2-way") {
+  TEST_CASE("steps 15 to 17: the split pass at its fewest wavefronts; B^T's fragment loads 2-way") {
     // A warp's 16-byte split requests cover four whole 128-byte rows of A's swizzled tile. A
     // fragment load reads rows k = q and k + 4 of B's tile, 8 consecutive n each: the swizzle XORs
     // a row's 16-byte chunks with k % 8, and rows k and k ^ 1 then trade the same two chunks.
     check_accesses([](auto&& v) { ga::split_wgmma<gm::SplitWgmmaShape>(v); }, {{"B^T fragment load `B[k][n]`", 2}});
     check_accesses([](auto&& v) { ga::split_wgmma<gm::PresplitShape>(v); }, {{"B^T fragment load `B[k][n]`", 2}});
+    // Step 17's 64-row tiles: the split pass of half as many chunks, B's tile unchanged.
+    check_accesses([](auto&& v) { ga::split_wgmma<gm::SplitWgmmaShapeOf<64, 6, 8>>(v); },
+                   {{"B^T fragment load `B[k][n]`", 2}});
+    check_accesses([](auto&& v) { ga::split_wgmma<gm::NarrowPresplitShape>(v); }, {{"B^T fragment load `B[k][n]`", 2}});
   }
 
 #endif

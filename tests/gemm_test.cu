@@ -286,10 +286,11 @@ std::vector<float> tf32_gemm_cpu(int M, int N, int K, const std::vector<float>& 
   return C;
 }
 
-// The split steps: 14, and 15 and 16 where the build has Hopper's steps.
+// The split steps: 14, and 15 to 17 where the build has Hopper's steps.
 constexpr gm::Variant kSplitVariants[] = {gm::Variant::split_tf32,
 #if defined(SMEM_GEMM_SM90A)
-                                          gm::Variant::split_wgmma, gm::Variant::split_presplit
+                                          gm::Variant::split_wgmma, gm::Variant::split_presplit,
+                                          gm::Variant::split_tuned
 #endif
 };
 
@@ -753,6 +754,47 @@ TEST_SUITE("gpu") {
       CHECK(wrong == 0);
     }
   }
+
+  TEST_CASE("step 17: the rule's shapes and every table entry give step 15's C bit for bit") {
+    // Step 16's launcher in each shape step 17 may pick (./cookbook tune gemm gemm_tune_split runs
+    // this on the entries it wrote): the tile height, ring depth and group height change where and
+    // when a block multiplies, not what it sums. Shapes with part-filled 64- and 128-row tiles, K
+    // not a multiple of 4 and more K-tiles than the deepest ring has stages.
+    using Launch = cudaError_t (*)(int, int, int, float, const float*, int, const float*, int, float, float*, int,
+                                   cudaStream_t);
+    const std::pair<const char*, Launch> shapes[] = {
+        {"PresplitShape", gm::split_presplit_with<gm::PresplitShape>},
+        {"NarrowPresplitShape", gm::split_presplit_with<gm::NarrowPresplitShape>},
+#define SMEM_GEMM_SPLIT_TUNED_CASE(CC, SMS, SMEM, REGS, MAX_MN, BM, STAGES, GROUP) \
+  {"table " #BM "_" #STAGES "_" #GROUP, gm::split_presplit_with<gm::PresplitShapeOf<BM, STAGES, GROUP>>},
+        SMEM_GEMM_SPLIT_TUNED_TABLE(SMEM_GEMM_SPLIT_TUNED_CASE)
+#undef SMEM_GEMM_SPLIT_TUNED_CASE
+    };
+    auto g = smem::test::rng(171);
+    for (const std::array<int, 3>& shape : {std::array<int, 3>{37, 131, 45}, {200, 129, 257}, {1100, 300, 333}}) {
+      const int M = shape[0], N = shape[1], K = shape[2];
+      CAPTURE(M);
+      CAPTURE(N);
+      CAPTURE(K);
+      const int ld = (K + 3) / 4 * 4, ldb = (N + 3) / 4 * 4;
+      const auto A = smem::test::random_vector<float>(std::size_t(M) * ld, g);
+      const auto B = smem::test::random_vector<float>(std::size_t(K) * ldb, g);
+      const auto C0 = smem::test::random_vector<float>(std::size_t(M) * N, g);
+      const auto c15 = run_split(gm::Variant::split_wgmma, M, N, K, 1.5f, A, ld, B, ldb, 0.5f, C0, N);
+      for (const auto& s : shapes) {
+        CAPTURE(s.first);
+        DeviceBuffer<float> dA(A), dB(B), dC(C0);
+        REQUIRE(s.second(M, N, K, 1.5f, dA.get(), ld, dB.get(), ldb, 0.5f, dC.get(), N, nullptr) == cudaSuccess);
+        SMEM_CUDA_CHECK(cudaDeviceSynchronize());
+        const auto got = dC.download();
+        int wrong = 0;
+        for (std::size_t x = 0; x < c15.size(); ++x)
+          if (std::memcmp(&c15[x], &got[x], sizeof(float)) != 0 && wrong++ < 8)
+            MESSAGE("element " << x / N << ", " << x % N << ": " << got[x] << ", step 15 " << c15[x]);
+        CHECK(wrong == 0);
+      }
+    }
+  }
 #endif
 
   TEST_CASE("every split step: values near FLT_MAX stay finite and accurate") {
@@ -999,7 +1041,8 @@ TEST_SUITE("host") {
         case gm::Variant::split_tf32: return {gm::SplitTf32Default::kBM, gm::SplitTf32Default::kBN};
 #if defined(SMEM_GEMM_SM90A)
         case gm::Variant::split_wgmma:
-        case gm::Variant::split_presplit: return {gm::SplitWgmmaShape::kBM, gm::SplitWgmmaShape::kBN};
+        case gm::Variant::split_presplit:
+        case gm::Variant::split_tuned: return {gm::SplitWgmmaShape::kBM, gm::SplitWgmmaShape::kBN};
 #endif
       }
       return {0, 0};

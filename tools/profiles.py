@@ -45,6 +45,7 @@ PROFILES = {
         "smsp__inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_shared_st.sum"]),
     "reduction-tune": ("reduction_tune.txt", "tune_", "picked"),
     "gemm-tune": ("gemm_tune.log", "TFLOP/s", "  "),
+    "gemm-split-tune": ("gemm_tune_split.log", "TFLOP/s", "  "),
     "stencil-st7-tiles": ("stencil_st7_tiles.txt", "[8:32]", "["),
     "stencil-st7-walks": ("stencil_st7_walks.txt", "[walk 1]", "["),
     "scan-tiles": ("scan_tiles.txt", "[128:10]", "["),

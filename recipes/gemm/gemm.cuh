@@ -6,7 +6,7 @@
 /// Every launcher computes, row-major, C = alpha * A * B + beta * C (A M x K with lda >= K,
 /// B K x N with ldb >= N, C M x N with ldc >= N) and follows gemm_common.cuh's contract.
 ///
-/// Step 15 (TMA, wgmma, setmaxnreg) needs the arch-specific target sm_90a: it joins the list when
+/// Steps 15 to 17 (TMA, wgmma, setmaxnreg) need the arch-specific target sm_90a: they join the list when
 /// SMEM_GEMM_SM90A is defined, which the project's CMake does when it builds for sm_90a only.
 #pragma once
 #include <cuda_runtime.h>
@@ -30,6 +30,7 @@
 #if defined(SMEM_GEMM_SM90A)
 #include "sgemm_15_split_wgmma.cuh"
 #include "sgemm_16_presplit.cuh"
+#include "sgemm_17_split_tuned.cuh"
 #endif
 
 /// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher
@@ -72,7 +73,9 @@
   X(15, split_wgmma, "sgemm_15_split_wgmma.cuh",                                                     \
     "Split TF32 on wgmma: TMA-loaded fp32 tiles, C^T = B^T A^T with B^T split in registers, persistent blocks.") \
   X(16, split_presplit, "sgemm_16_presplit.cuh",                                                     \
-    "A split once: a pass writes A's hi and lo planes, step 15's kernel loads both by TMA and only multiplies.")
+    "A split once: a pass writes A's hi and lo planes, step 15's kernel loads both by TMA and only multiplies.") \
+  X(17, split_tuned, "sgemm_17_split_tuned.cuh",                                                     \
+    "Split tuned: step 16 with its tile height, ring depth and tile-group height chosen per GPU and size.")
 #else
 #define SMEM_GEMM_HOPPER_STEPS(X)
 #endif

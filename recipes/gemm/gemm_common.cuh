@@ -2,8 +2,8 @@
 /// \brief What every SGEMM step shares: the launcher contract (argument checks on the host
 /// before any CUDA call, the `C = beta * C` kernel for the degenerate cases), the launch plan,
 /// and the building blocks of several steps: the float4 row loads and stores and the alignment
-/// test (steps 9 to 13), and the block order, the fragment loads, outer product and epilogue of the
-/// warp tiles (steps 11 to 13).
+/// test (steps 9 to 13), the block order, the fragment loads, outer product and epilogue of the
+/// warp tiles (steps 11 to 13), and the GPU's key of the tuned tables (steps 13 and 17).
 ///
 /// Every step computes, row-major, C = alpha * A * B + beta * C with A M x K (lda >= K),
 /// B K x N (ldb >= N), C M x N (ldc >= N), through a launcher
@@ -30,6 +30,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -258,13 +259,12 @@ struct WarpTiling {
 };
 //! [warp tiling]
 
-/// Block tile of linear block index `pid`, in groups of `kGroup` block rows so that consecutive
+/// Block tile of linear block index `pid`, in groups of `group` block rows so that consecutive
 /// blocks share rows of A and columns of B in L2.
-__device__ __forceinline__ TileCoord grouped_block(int tiles_m, int tiles_n, int pid) {
-  constexpr int kGroup = 8;
-  const int per_group = kGroup * tiles_n;
-  const int first_m = pid / per_group * kGroup;
-  const int rows = tiles_m - first_m < kGroup ? tiles_m - first_m : kGroup;
+__device__ __forceinline__ TileCoord grouped_block(int tiles_m, int tiles_n, int pid, int group = 8) {
+  const int per_group = group * tiles_n;
+  const int first_m = pid / per_group * group;
+  const int rows = tiles_m - first_m < group ? tiles_m - first_m : group;
   const int r = pid % per_group;
   return {first_m + r % rows, r / rows};
 }
@@ -344,5 +344,55 @@ __device__ __forceinline__ void store_tile(const float (&acc)[T::kTM][T::kTN], i
   }
 }
 //! [warp tile compute]
+
+namespace detail {
+
+/// What decides the best shape on a GPU.
+struct GpuKey {
+  int cc, sms, smem_per_sm, regs_per_sm;
+};
+
+/// The most devices whose values the launchers keep.
+constexpr int kMaxDevices = 64;
+
+/// The family's one per-device cache: kSlots values of T (one per device, or per device and
+/// variant), each made once by the first caller and kept. Fixed size, nothing allocated or thrown,
+/// thread-safe: a caller that comes while another makes a value waits for it.
+template <class T, int kSlots>
+struct PerDevice {
+  T value[kSlots];
+  std::atomic<int> state[kSlots];  // 0 not made, 1 being made, 2 made
+  /// Value s, made by make(value) unless it was made before. make returns false when it failed:
+  /// then nothing is kept (a later call makes it again) and the result is null.
+  template <class Make>
+  const T* made_once(int s, Make make) {
+    for (int expected = 0; !state[s].compare_exchange_strong(expected, 1); expected = 0)
+      if (expected == 2) return &value[s];
+    const bool made = make(value[s]);
+    state[s].store(made ? 2 : 0);
+    return made ? &value[s] : nullptr;
+  }
+};
+
+/// The current device's GpuKey, read once per device (all zero on error).
+inline GpuKey gpu_key() {
+  static PerDevice<GpuKey, kMaxDevices> keys;
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return {};
+  const GpuKey* k = keys.made_once(dev, [dev](GpuKey& key) {
+    int major = 0, minor = 0, sms = 0, smem = 0, regs = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&regs, cudaDevAttrMaxRegistersPerMultiprocessor, dev) != cudaSuccess)
+      return false;
+    key = GpuKey{major * 10 + minor, sms, smem, regs};
+    return true;
+  });
+  return k != nullptr ? *k : GpuKey{};
+}
+
+}  // namespace detail
 
 }  // namespace smem::gemm

@@ -20,8 +20,6 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include <atomic>
-
 #include "sgemm_12_multistage.cuh"
 
 /// The tuned table, written by `./cookbook tune gemm` between the markers. Each
@@ -42,52 +40,6 @@
 namespace smem::gemm {
 
 namespace detail {
-
-/// What decides the best shape on a GPU.
-struct GpuKey {
-  int cc, sms, smem_per_sm, regs_per_sm;
-};
-
-/// The most devices whose values the launchers keep.
-constexpr int kMaxDevices = 64;
-
-/// The family's one per-device cache: kSlots values of T (one per device, or per device and
-/// variant), each made once by the first caller and kept. Fixed size, nothing allocated or thrown,
-/// thread-safe: a caller that comes while another makes a value waits for it.
-template <class T, int kSlots>
-struct PerDevice {
-  T value[kSlots];
-  std::atomic<int> state[kSlots];  // 0 not made, 1 being made, 2 made
-  /// Value s, made by make(value) unless it was made before. make returns false when it failed:
-  /// then nothing is kept (a later call makes it again) and the result is null.
-  template <class Make>
-  const T* made_once(int s, Make make) {
-    for (int expected = 0; !state[s].compare_exchange_strong(expected, 1); expected = 0)
-      if (expected == 2) return &value[s];
-    const bool made = make(value[s]);
-    state[s].store(made ? 2 : 0);
-    return made ? &value[s] : nullptr;
-  }
-};
-
-/// The current device's GpuKey, read once per device (all zero on error).
-inline GpuKey gpu_key() {
-  static PerDevice<GpuKey, kMaxDevices> keys;
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return {};
-  const GpuKey* k = keys.made_once(dev, [dev](GpuKey& key) {
-    int major = 0, minor = 0, sms = 0, smem = 0, regs = 0;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&regs, cudaDevAttrMaxRegistersPerMultiprocessor, dev) != cudaSuccess)
-      return false;
-    key = GpuKey{major * 10 + minor, sms, smem, regs};
-    return true;
-  });
-  return k != nullptr ? *k : GpuKey{};
-}
 
 /// Blocks of shape T's kernel that one SM holds at once (occupancy calculator, after the opt-in
 /// to its dynamic shared memory), once per device; 0 when it does not fit or on error.

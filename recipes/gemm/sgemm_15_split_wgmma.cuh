@@ -46,11 +46,14 @@
 namespace smem::gemm {
 
 //! [split wgmma shape]
-/// Step 15's tile: 128 x 128 of C per block and K-tiles of 32 floats (one 128-byte swizzle span),
-/// in a ring of 4 stages of A's tile, A's lo tile and B's tile (48 KB each); one producer
-/// warpgroup and two consumers, each 64 columns n of C (rows of C^T) by all 128 rows m.
-struct SplitWgmmaShape {
-  static constexpr int kBM = 128, kBN = 128, kBK = 32, kStages = 4, kConsumers = 2;
+/// A tile of BM x 128 of C per block and K-tiles of 32 floats (one 128-byte swizzle span), in a
+/// ring of `Stages` stages of A's tile, A's lo tile and B's tile; one producer warpgroup and two
+/// consumers, each 64 columns n of C (rows of C^T) by all BM rows m (a `wgmma` m64nBMk8); the
+/// blocks walk the tiles in groups of `Group` tile-rows.
+template <int BM, int Stages, int Group>
+struct SplitWgmmaShapeOf {
+  static_assert(BM == 64 || BM == 128, "the wgmma widths of wgmma_tf32");
+  static constexpr int kBM = BM, kBN = 128, kBK = 32, kStages = Stages, kGroup = Group, kConsumers = 2;
   static constexpr int kThreads = 128 * (kConsumers + 1);
   /// setmaxnreg: 128 x 24 + 256 x 240 registers, what the launch gives 384 threads (168 each).
   static constexpr int kProducerRegs = 24, kConsumerRegs = 240;
@@ -61,29 +64,43 @@ struct SplitWgmmaShape {
   /// Step 16's kernel takes A split already: TMA loads its lo tile too, and no stage is split.
   static constexpr bool kPresplit = false;
   static constexpr unsigned kSmemBytes = LA::smem_bytes(kStages * kStageElems * sizeof(float));
-  /// The split pass: consumer thread ct (0 to 255) splits 16-byte chunk c = ct + 256 i (i < 4) of
-  /// A's tile, row c / 8, columns 4 (c % 8) to 4 (c % 8) + 3; a warp covers four whole rows.
+  /// The split pass: consumer thread ct (0 to 255) splits 16-byte chunk c = ct + 256 i of A's tile
+  /// (i < BM / 32), row c / 8, columns 4 (c % 8) to 4 (c % 8) + 3; a warp covers four whole rows.
+  static constexpr int kSplitChunks = kAElems / 4 / (128 * kConsumers);
   __host__ __device__ static constexpr int split_row(int c) { return c / 8; }
   __host__ __device__ static constexpr int split_col(int c) { return 4 * (c % 8); }
   /// B^T's fragment rows of lane `lane` of warp `v` (0 to 7 over both consumers): columns n and
   /// n + 8 of the tile, n = 16 v + lane / 4, at k = lane % 4 and k + 4 of each k-step.
   __host__ __device__ static constexpr int frag_n(int v, int lane) { return 16 * v + lane / 4; }
 };
+/// Step 15's shape: 128 x 128 tiles, 4 stages (48 KB each), groups of 8 tile-rows.
+using SplitWgmmaShape = SplitWgmmaShapeOf<128, 4, 8>;
 //! [split wgmma shape]
 
-/// d[64] = a (64 x 8 TF32, registers: this thread's fragment) * B (8 x 128 TF32, shared memory at
-/// descriptor b) + (accumulate ? d : 0), one warpgroup. scale-d is a predicate, so `accumulate` may
-/// vary at run time.
-__device__ __forceinline__ void wgmma_tf32_m64n128k8(float (&d)[64], const unsigned (&a)[4], std::uint64_t b,
-                                                     bool accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
-      SMEM_ACC64
-      "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
-      : SMEM_ACC8(0), SMEM_ACC8(8), SMEM_ACC8(16), SMEM_ACC8(24), SMEM_ACC8(32), SMEM_ACC8(40), SMEM_ACC8(48),
-        SMEM_ACC8(56)
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(int(accumulate)));
+/// d[N / 2] = a (64 x 8 TF32, registers: this thread's fragment) * B (8 x N TF32, shared memory at
+/// descriptor b) + (accumulate ? d : 0), one warpgroup, N = 64 or 128. scale-d is a predicate, so
+/// `accumulate` may vary at run time.
+template <int N>
+__device__ __forceinline__ void wgmma_tf32(float (&d)[N / 2], const unsigned (&a)[4], std::uint64_t b,
+                                           bool accumulate) {
+  if constexpr (N == 128)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
+        SMEM_ACC64
+        "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+        : SMEM_ACC8(0), SMEM_ACC8(8), SMEM_ACC8(16), SMEM_ACC8(24), SMEM_ACC8(32), SMEM_ACC8(40), SMEM_ACC8(48),
+          SMEM_ACC8(56)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(int(accumulate)));
+  else
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
+        "%23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
+        : SMEM_ACC8(0), SMEM_ACC8(8), SMEM_ACC8(16), SMEM_ACC8(24)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(int(accumulate)));
 }
 
 /// The kernel of step 15: (a_map, b_map, M, N, K, alpha, beta, C, ldc).
@@ -115,7 +132,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       int s = 0;
       unsigned phase = 0;  // of the stage's current use: a fresh barrier's previous phase counts as done
       for (unsigned tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
-        const TileCoord blk = grouped_block(tiles_m, tiles_n, int(tile));  // the family's order: 8 tile-rows
+        const TileCoord blk = grouped_block(tiles_m, tiles_n, int(tile), S::kGroup);  // the family's order
         for (int kt = 0; kt < tiles_k; ++kt) {
           sm90::mbar_wait(&empty[s], phase ^ 1);
           float* st = smem + s * S::kStageElems;
@@ -142,9 +159,9 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   for (unsigned tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
     // sum starts at -0, which x + -0 leaves x (a +0 would turn a big of -0 into +0); big is set
     // too, since the asm reads it ("+f"), though each K-tile's first product ignores it.
-    float sum[64], big[64], small[64];
+    float sum[S::kBM / 2], big[S::kBM / 2], small[S::kBM / 2];
 #pragma unroll
-    for (int i = 0; i < 64; ++i) sum[i] = -0.0f, big[i] = 0.0f;
+    for (int i = 0; i < S::kBM / 2; ++i) sum[i] = -0.0f, big[i] = 0.0f;
     for (int kt = 0; kt < tiles_k; ++kt) {
       sm90::mbar_wait(&full[s], phase);
       float* As = smem + s * S::kStageElems;
@@ -153,7 +170,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       if constexpr (!S::kPresplit) {
         // The split pass over A's tile: hi in place, lo into its tile; both consumers, then a barrier.
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
+        for (int i = 0; i < S::kSplitChunks; ++i) {
           const int c = ct + 256 * i, at = LA::offset(S::split_row(c), S::split_col(c));
           const float4 x = *reinterpret_cast<const float4*>(As + at);
           uint4 hi, lo;
@@ -183,26 +200,26 @@ __global__ void __launch_bounds__(S::kThreads, 1)
         sm90::wgmma_fence();
         // A k-step of 8 floats is a 32-byte move of the start address inside the swizzle span.
         const std::uint64_t a_hi = LA::template desc<false>(As + 8 * k8), a_lo = LA::template desc<false>(Alo + 8 * k8);
-        wgmma_tf32_m64n128k8(big, bh, a_hi, k8 > 0);
+        wgmma_tf32<S::kBM>(big, bh, a_hi, k8 > 0);
         sm90::wgmma_commit();
-        wgmma_tf32_m64n128k8(small, bl, a_hi, kt > 0 || k8 > 0);
-        wgmma_tf32_m64n128k8(small, bh, a_lo, true);
+        wgmma_tf32<S::kBM>(small, bl, a_hi, kt > 0 || k8 > 0);
+        wgmma_tf32<S::kBM>(small, bh, a_lo, true);
         sm90::wgmma_commit();
       }
       sm90::wgmma_wait<1>();  // big's last group is done; small's runs on under the sum
       sm90::fence_acc(big);
 #pragma unroll
-      for (int i = 0; i < 64; ++i) sum[i] += big[i];
+      for (int i = 0; i < S::kBM / 2; ++i) sum[i] += big[i];
       if (++s == S::kStages) s = 0, phase ^= 1;
     }
     sm90::wgmma_wait<0>();
     sm90::fence_acc(small);
     if (t == 0) sm90::mbar_arrive(&empty[s == 0 ? S::kStages - 1 : s - 1]);
     // C^T's accumulators: row n (acc_row), columns m and m + 1 (acc_col).
-    const TileCoord blk = grouped_block(tiles_m, tiles_n, int(tile));
+    const TileCoord blk = grouped_block(tiles_m, tiles_n, int(tile), S::kGroup);
     const int m0 = blk.m * S::kBM, n0 = blk.n * S::kBN;
 #pragma unroll
-    for (int j = 0; j < 16; ++j)
+    for (int j = 0; j < S::kBM / 8; ++j)
 #pragma unroll
       for (int h = 0; h < 2; ++h)
 #pragma unroll

@@ -31,11 +31,14 @@
 
 namespace smem::gemm {
 
-/// Step 16's tile, stages and warpgroups: step 15's, with A's lo tile loaded too.
-struct PresplitShape : SplitWgmmaShape {
+/// A shape of step 15's kernel (SplitWgmmaShapeOf) with A's lo tile loaded too.
+template <class Base>
+struct PresplitOf : Base {
   static constexpr bool kPresplit = true;
-  static constexpr unsigned kLoadBytes = (2 * kAElems + LB::kElems) * sizeof(float);
+  static constexpr unsigned kLoadBytes = (2 * Base::kAElems + Base::LB::kElems) * sizeof(float);
 };
+/// Step 16's tile, stages and warpgroups: step 15's.
+using PresplitShape = PresplitOf<SplitWgmmaShape>;
 
 //! [split planes]
 /// Splits A (M x K, leading dimension lda) into planes: hi of row r in row r, lo (times 2^10) in
@@ -80,21 +83,29 @@ inline cudaError_t planes_pool(cudaMemPool_t* pool) {
   return cudaSuccess;
 }
 
-/// The plan of step 16's GEMM kernel where it runs (B's rows readable by TMA, M below 2^30), else
-/// the plan of the step the launcher runs instead.
-inline Plan<const void*> split_presplit_plan(int M, int N, int K, const float* A, int lda, const float* B, int ldb,
-                                             const float* C, int ldc) {
+/// The plan of step 16's GEMM kernel in shape S where it runs (B's rows readable by TMA, M below
+/// 2^30), else the plan of the step the launcher runs instead.
+template <class S>
+Plan<const void*> split_presplit_plan_with(int M, int N, int K, const float* A, int lda, const float* B, int ldb,
+                                           const float* C, int ldc) {
   if (M >= (1 << 30)) return split_wgmma_plan(M, N, K, A, lda, B, ldb, C, ldc);
   if (!sm90::tma_rows(B, ldb)) return split_tf32_plan(M, N, K, A, lda, B, ldb, C, ldc).erased();
-  return split_wgmma_tma_plan<PresplitShape>(M, N).erased();
+  return split_wgmma_tma_plan<S>(M, N).erased();
+}
+
+/// The plan of step 16.
+inline Plan<const void*> split_presplit_plan(int M, int N, int K, const float* A, int lda, const float* B, int ldb,
+                                             const float* C, int ldc) {
+  return split_presplit_plan_with<PresplitShape>(M, N, K, A, lda, B, ldb, C, ldc);
 }
 
 //! [presplit launcher]
-/// C = alpha * A * B + beta * C, row-major, split TF32 on wgmma with A split once into planes;
-/// step 14 where TMA cannot read B's rows, step 15 from M = 2^30 on or where the planes do not fit.
-inline cudaError_t split_presplit(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
-                                  float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
-  using S = PresplitShape;
+/// C = alpha * A * B + beta * C, row-major, split TF32 on wgmma with A split once into planes, the
+/// kernel in shape S (a PresplitOf); step 14 where TMA cannot read B's rows, step 15 from M = 2^30
+/// on or where the planes do not fit.
+template <class S>
+cudaError_t split_presplit_with(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                                float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
   if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)
     return finish_without_launch(a, M, N, beta, C, ldc, stream);
   if (M >= (1 << 30)) return split_wgmma(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
@@ -128,5 +139,11 @@ inline cudaError_t split_presplit(int M, int N, int K, float alpha, const float*
   return e != cudaSuccess ? e : freed;
 }
 //! [presplit launcher]
+
+/// C = alpha * A * B + beta * C: step 16, the kernel in step 15's shape.
+inline cudaError_t split_presplit(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                                  float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
+  return split_presplit_with<PresplitShape>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+}
 
 }  // namespace smem::gemm
