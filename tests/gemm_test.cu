@@ -303,7 +303,7 @@ std::vector<float> rows_of_4(const std::vector<float>& X, int rows, int cols, in
   return Y;
 }
 
-// Runs split step v on host matrices (C0 uploaded first); returns C. Steps 15 and 16 get A and B
+// Runs split step v on host matrices (C0 uploaded first); returns C. Steps 15 to 17 get A and B
 // with rows a multiple of 16 bytes apart, so that their TMA kernels run (step 14 runs for any
 // other rows).
 std::vector<float> run_split(gm::Variant v, int M, int N, int K, float alpha, const std::vector<float>& A, int lda,
@@ -314,6 +314,15 @@ std::vector<float> run_split(gm::Variant v, int M, int N, int K, float alpha, co
   REQUIRE(gm::run(v, M, N, K, alpha, dA.get(), lda4, dB.get(), ldb4, beta, dC.get(), ldc) == cudaSuccess);
   SMEM_CUDA_CHECK(cudaDeviceSynchronize());
   return dC.download();
+}
+
+// The elements of got (rows of n) whose bits differ from step 15's C, c15; the first 8 reported.
+int bit_differences(const std::vector<float>& c15, const std::vector<float>& got, int n) {
+  int wrong = 0;
+  for (std::size_t x = 0; x < c15.size(); ++x)
+    if (std::memcmp(&c15[x], &got[x], sizeof(float)) != 0 && wrong++ < 8)
+      MESSAGE("element " << x / n << ", " << x % n << ": " << got[x] << ", step 15 " << c15[x]);
+  return wrong;
 }
 
 }  // namespace
@@ -746,12 +755,7 @@ TEST_SUITE("gpu") {
       REQUIRE(gm::run(gm::Variant::split_presplit, M, N, K, 1.5f, dA.get() + 1, lda, dB.get(), ldb, 0.5f, dC.get(),
                       N) == cudaSuccess);
       SMEM_CUDA_CHECK(cudaDeviceSynchronize());
-      const auto c16 = dC.download();
-      int wrong = 0;
-      for (std::size_t x = 0; x < c15.size(); ++x)
-        if (std::memcmp(&c15[x], &c16[x], sizeof(float)) != 0 && wrong++ < 8)
-          MESSAGE("element " << x / N << ", " << x % N << ": " << c16[x] << ", step 15 " << c15[x]);
-      CHECK(wrong == 0);
+      CHECK(bit_differences(c15, dC.download(), N) == 0);
     }
   }
 
@@ -786,12 +790,7 @@ TEST_SUITE("gpu") {
         DeviceBuffer<float> dA(A), dB(B), dC(C0);
         REQUIRE(s.second(M, N, K, 1.5f, dA.get(), ld, dB.get(), ldb, 0.5f, dC.get(), N, nullptr) == cudaSuccess);
         SMEM_CUDA_CHECK(cudaDeviceSynchronize());
-        const auto got = dC.download();
-        int wrong = 0;
-        for (std::size_t x = 0; x < c15.size(); ++x)
-          if (std::memcmp(&c15[x], &got[x], sizeof(float)) != 0 && wrong++ < 8)
-            MESSAGE("element " << x / N << ", " << x % N << ": " << got[x] << ", step 15 " << c15[x]);
-        CHECK(wrong == 0);
+        CHECK(bit_differences(c15, dC.download(), N) == 0);
       }
     }
   }
