@@ -178,7 +178,8 @@ void copies(Visit&& visit) {
 
 /// Step 14 (SplitShape S), one block and one K-tile: the 16-byte cp.async copies into the ring,
 /// then each warp's fragment reads of every k-step: `ldmatrix.x4` of A's fragments and 4-byte loads
-/// of B's (rows k and k + 4, 8 columns n each). Word addresses from the start of the stage.
+/// of B's (rows k and k + 4, 8 columns n each), and the 16-byte reads and writes of sum at a span's
+/// end. Word addresses from the start of the stage (sum's from the start of sum).
 template <class S, class Visit>
 void split_tf32(Visit&& visit) {
   for (int w = 0; w < S::kThreads / 32; ++w) {
@@ -200,6 +201,10 @@ void split_tf32(Visit&& visit) {
             return S::kAFloats + S::b_offset(kk + S::frag_b_k(l, r), S::warp_n(w) + 8 * j + S::frag_b_n(l));
           }));
     }
+    for (int q = 0; q < S::kMi * S::kNj; ++q)
+      for (Access a : {Access::load, Access::store})
+        visit(request(a == Access::load ? "read of sum" : "write of sum", a, 16,
+                      [&](int l) { return 4 * (q * S::kThreads + t(l)); }));
   }
 }
 

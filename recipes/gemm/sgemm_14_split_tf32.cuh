@@ -22,10 +22,12 @@
 /// The products go into three sums. The tensor core adds products to its accumulator rounding
 /// toward zero (Ootomo and Yokota measured it on the A100), and that error has one sign: over a long K it grows with K rather than
 /// with its square root, and dominates. So a_hi b_hi goes into big, which starts from 0 on each
-/// K-tile and is added to sum in fp32 (round to nearest) at the K-tile's end; the small products
-/// a_hi b_lo + a_lo b_hi, 2^-11 of C's size, go into small over all of K, where the truncations
-/// they bring are 2^-11 of C's. C takes sum + small at the end; an infinite or NaN operand shows
-/// in small (split_sum).
+/// span of 128 of K and is added to sum in fp32 (round to nearest) at the span's end; the small
+/// products a_hi b_lo + a_lo b_hi, 2^-11 of C's size, go into small over all of K, where the
+/// truncations they bring are 2^-11 of C's. C takes sum + small at the end; an infinite or NaN
+/// operand shows in small (split_sum). sum lives in shared memory, each thread's own slots, read
+/// and written once a span: three register sums of a 64 x 32 warp tile (192 floats a thread) would
+/// leave too few registers for the fragments and the splits between the products.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -116,23 +118,31 @@ struct SplitShape {
 
   /// The ring, fp32 as in memory: As[m][k] at m (BK + 4) + k, Bs[k][n] at k (BN + 8) + n. Rows
   /// BK + 4 words apart put the 8 rows of an `ldmatrix` matrix in 8 bank quads; rows BN + 8 apart
-  /// put a B fragment's 4 rows k of 8 columns n in 32 different banks.
+  /// put a B fragment's 4 rows k of 8 columns n in 32 different banks. After the ring, sum: a
+  /// thread's kMi kNj groups of 4 floats, group q of thread t at float4 q kThreads + t (a warp's
+  /// 16-byte accesses cover 512 consecutive bytes). big spans kSpan K-tiles, 128 of K.
   static constexpr int kALd = BK + 4, kBLd = BN + 8;
   static constexpr int kAFloats = BM * kALd, kStageFloats = kAFloats + BK * kBLd;
-  static constexpr int kSmemBytes = Stages * kStageFloats * int(sizeof(float));
+  static constexpr int kSumFloats = BM * BN, kSpan = BK >= 128 ? 1 : 128 / BK;
+  static constexpr int kSmemBytes = (Stages * kStageFloats + kSumFloats) * int(sizeof(float));
   __host__ __device__ static constexpr int a_offset(int m, int k) { return m * kALd + k; }
   __host__ __device__ static constexpr int b_offset(int k, int n) { return k * kBLd + n; }
 
-  /// Copies: thread t moves 16-byte piece q = t + i kThreads of a tile. B's pieces in row order; A's
-  /// in groups of 8 rows, 8 lanes down a column of pieces (rows BK + 4 words apart: 8 bank quads)
-  /// and the 32 lanes of a warp over 8 whole 64-byte or half 128-byte row segments.
+  /// Copies: thread t moves 16-byte piece q = t + i kThreads of a tile. B's pieces in row order.
+  /// A's in row order too where a row holds 8 pieces or more (BK >= 32: 8 lanes cover 128 bytes of
+  /// one row, 32 banks); shorter rows in groups of 8 rows, 8 lanes down a column of pieces (rows
+  /// BK + 4 words apart: 8 bank quads).
   static constexpr int kACopies = BM * BK / 4 / kThreads, kBCopies = BK * BN / 4 / kThreads;
   static_assert(kACopies * kThreads * 4 == BM * BK && kBCopies * kThreads * 4 == BK * BN, "whole copies");
   static_assert(BM % 8 == 0, "A copied in groups of 8 rows");
   __host__ __device__ static constexpr int a_copy_m(int t, int i) {
-    return (t + i * kThreads) % 8 + (t + i * kThreads) / (2 * BK) * 8;
+    const int q = t + i * kThreads;
+    return BK >= 32 ? q / (BK / 4) : q % 8 + q / (2 * BK) * 8;
   }
-  __host__ __device__ static constexpr int a_copy_k(int t, int i) { return (t + i * kThreads) / 8 % (BK / 4) * 4; }
+  __host__ __device__ static constexpr int a_copy_k(int t, int i) {
+    const int q = t + i * kThreads;
+    return (BK >= 32 ? q : q / 8) % (BK / 4) * 4;
+  }
   __host__ __device__ static constexpr int b_copy_k(int t, int i) { return (t + i * kThreads) / (BN / 4); }
   __host__ __device__ static constexpr int b_copy_n(int t, int i) { return (t + i * kThreads) % (BN / 4) * 4; }
 
@@ -206,13 +216,16 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     cp_async_commit();
   }
 
-  // sum: the a_hi b_hi products, added K-tile by K-tile in fp32 (big holds one K-tile's);
-  // small: 2^10 (a_hi b_lo + a_lo b_hi) over all of K.
-  float sum[T::kMi][T::kNj][4] = {}, big[T::kMi][T::kNj][4], small[T::kMi][T::kNj][4] = {};
+  // sum: the a_hi b_hi products, added span by span in fp32, in shared memory (big holds one
+  // span's); small: 2^10 (a_hi b_lo + a_lo b_hi) over all of K.
+  float4* sum = reinterpret_cast<float4*>(smem + S * T::kStageFloats) + tid;  // group q at sum[q kThreads]
+#pragma unroll
+  for (int q = 0; q < T::kMi * T::kNj; ++q) sum[q * T::kThreads] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  float big[T::kMi][T::kNj][4], small[T::kMi][T::kNj][4] = {};
   const int wm = T::warp_m(warp), wn = T::warp_n(warp);
   // One k-step of 8 from a stage of the ring: the fragments' elements read as fp32 and split in
   // registers (B's first: all of them are used by each of A's fragments); the first k-step of a
-  // K-tile starts big from 0.
+  // span starts big from 0.
   auto k_step = [&](const float* As, const float* Bs, int kk, bool first) {
     unsigned bh[T::kNj][2], bl[T::kNj][2];
 #pragma unroll
@@ -240,25 +253,31 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   };
 
   int read = 0, write = S - 1;
-  for (int kt = 0; kt < tiles_k; ++kt) {
-    // K-tile kt has landed for every thread, and every warp is done with the ring's stage of
-    // kt - 1, which the copies of K-tile kt + S - 1 refill.
-    cp_async_wait<S - 2>();
-    __syncthreads();
-    if (kt + S - 1 < tiles_k) load_tile(write, kt + S - 1);
-    cp_async_commit();
-    write = write + 1 == S ? 0 : write + 1;
-    const float *As = smem + read * T::kStageFloats, *Bs = As + T::kAFloats;
-    read = read + 1 == S ? 0 : read + 1;
-    k_step(As, Bs, 0, true);
-#pragma unroll 1
-    for (int kk = 8; kk < BK; kk += 8) k_step(As, Bs, kk, false);
+  for (int kt0 = 0; kt0 < tiles_k; kt0 += T::kSpan) {
+    // A span: kSpan K-tiles (fewer at the end of K), unrolled, so that `first` is a constant.
 #pragma unroll
-    for (int i = 0; i < T::kMi; ++i)
+    for (int s = 0; s < T::kSpan; ++s) {
+      const int kt = kt0 + s;
+      if (kt == tiles_k) break;
+      // K-tile kt has landed for every thread, and every warp is done with the ring's stage of
+      // kt - 1, which the copies of K-tile kt + S - 1 refill.
+      cp_async_wait<S - 2>();
+      __syncthreads();
+      if (kt + S - 1 < tiles_k) load_tile(write, kt + S - 1);
+      cp_async_commit();
+      write = write + 1 == S ? 0 : write + 1;
+      const float *As = smem + read * T::kStageFloats, *Bs = As + T::kAFloats;
+      read = read + 1 == S ? 0 : read + 1;
 #pragma unroll
-      for (int j = 0; j < T::kNj; ++j)
+      for (int kk = 0; kk < BK; kk += 8) k_step(As, Bs, kk, s == 0 && kk == 0);
+    }
 #pragma unroll
-        for (int r = 0; r < 4; ++r) sum[i][j][r] += big[i][j][r];
+    for (int q = 0; q < T::kMi * T::kNj; ++q) {
+      float4 v = sum[q * T::kThreads];
+      const float* b = big[q / T::kNj][q % T::kNj];
+      v.x += b[0], v.y += b[1], v.z += b[2], v.w += b[3];
+      sum[q * T::kThreads] = v;
+    }
   }
   cp_async_wait<0>();  // nothing real is pending; leave no copy behind the block's exit
 
@@ -269,8 +288,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
         const int m = m0 + wm + 16 * i + T::frag_c_m(lane, r), n = n0 + wn + 8 * j + T::frag_c_n(lane, r);
-        if (m < M && n < N)
-          update_c(C + std::size_t(m) * ldc + n, split_sum(sum[i][j][r], small[i][j][r]), alpha, beta);
+        const float4 v = sum[(i * T::kNj + j) * T::kThreads];
+        const float s = r == 0 ? v.x : r == 1 ? v.y : r == 2 ? v.z : v.w;
+        if (m < M && n < N) update_c(C + std::size_t(m) * ldc + n, split_sum(s, small[i][j][r]), alpha, beta);
       }
 }
 //! [split kernel]
@@ -293,21 +313,31 @@ cudaError_t split_tf32_with(int M, int N, int K, float alpha, const float* A, in
   return launch(split_tf32_plan_with<T>(M, N, A, lda, B, ldb), stream, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-/// The shape of step 14: 128 x 128 x 32 block tile, 8 warps of 64 x 32 (4 x 4 mma tiles; sum,
-/// big and small are 64 floats each per thread), 3 stages: 3 x (128 x 36 + 32 x 136) x 4 B of
-/// ring, 105 KB. K-tiles of 32 take half the barriers per k that K-tiles of 16 take; big is added
-/// to sum every four k-steps.
-using SplitTf32Default = SplitShape<128, 128, 32, 64, 32, 3>;
+/// The shape of step 14: 128 x 128 x 32 block tile, 8 warps of 64 x 32 (4 x 4 mma tiles; big and
+/// small are 64 floats each per thread, sum 64 in shared memory), 4 stages: 4 x (128 x 36 + 32 x
+/// 136) x 4 B of ring and 64 KB of sum, 204 KB. K-tiles of 32 take half the barriers per k that
+/// K-tiles of 16 take; big spans four K-tiles.
+using SplitTf32Default = SplitShape<128, 128, 32, 64, 32, 4>;
+/// The same tiles in 2 stages, 134 KB, where a block cannot have SplitTf32Default's 204 KB (sm_80
+/// gives a block up to 163 KB, sm_90 227 KB).
+using SplitTf32Compact = SplitShape<128, 128, 32, 64, 32, 2>;
 
 inline Plan<GemmKernel> split_tf32_plan(int M, int N, int, const float* A, int lda, const float* B, int ldb,
                                         const float*, int) {
-  return split_tf32_plan_with<SplitTf32Default>(M, N, A, lda, B, ldb);
+  // A block may have the SM's shared memory less 1 KB that the system keeps per block.
+  if (detail::gpu_key().smem_per_sm - 1024 >= SplitTf32Default::kSmemBytes)
+    return split_tf32_plan_with<SplitTf32Default>(M, N, A, lda, B, ldb);
+  return split_tf32_plan_with<SplitTf32Compact>(M, N, A, lda, B, ldb);
 }
 
-/// C = alpha * A * B + beta * C, row-major, split TF32 on mma.sync (SplitTf32Default).
+/// C = alpha * A * B + beta * C, row-major, split TF32 on mma.sync (SplitTf32Default, or
+/// SplitTf32Compact where it does not fit).
 inline cudaError_t split_tf32(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
                               float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
-  return split_tf32_with<SplitTf32Default>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+  if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)
+    return finish_without_launch(a, M, N, beta, C, ldc, stream);
+  return launch(split_tf32_plan(M, N, K, A, lda, B, ldb, C, ldc), stream, M, N, K, alpha, A, lda, B, ldb, beta, C,
+                ldc);
 }
 
 }  // namespace smem::gemm
