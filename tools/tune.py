@@ -32,7 +32,7 @@ TABLES = [
           5, "heuristic", 0.0, True, lambda f: f[7] * (f[0] + f[1]) * f[2] * 4),
     Table("gemm", "gemm_tune_split", "recipes/gemm/sgemm_17_split_tuned.cuh", r"split_(\d+)_(\d+)_(\d+)",  # BM stages group
           "gemm/(split_presplit|tune_split_[0-9_]+)/(1000x1000x1000|2048x2048x2048|4096x4096x4096|8192x8192x8192)/",
-          5, "split_presplit", 0.01, False, lambda f: f[1] * (2 * f[0] + 128) * 32 * 4),
+          5, "split_presplit", 0.01, True, lambda f: f[1] * (2 * f[0] + 128) * 32 * 4),
     Table("tc_gemm", "tc_gemm_tune", "recipes/tc_gemm/tc_gemm_07_tuned.cuh",  # BM BN BK, WM WN, stages
           r"(\d+)x(\d+)x(\d+)_(\d+)x(\d+)_(\d+)", "tc_gemm/(tuned_heuristic|tune_[0-9][^/]*)/", 3,
           "tuned_heuristic", 0.03, False, lambda f: f[5] * (f[0] + f[1]) * f[2] * 2),

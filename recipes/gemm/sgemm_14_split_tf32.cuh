@@ -284,14 +284,15 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 #pragma unroll
   for (int i = 0; i < T::kMi; ++i)
 #pragma unroll
-    for (int j = 0; j < T::kNj; ++j)
+    for (int j = 0; j < T::kNj; ++j) {
+      const float4 v = sum[(i * T::kNj + j) * T::kThreads];  // read once: C's stores may alias it for the compiler
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
         const int m = m0 + wm + 16 * i + T::frag_c_m(lane, r), n = n0 + wn + 8 * j + T::frag_c_n(lane, r);
-        const float4 v = sum[(i * T::kNj + j) * T::kThreads];
         const float s = r == 0 ? v.x : r == 1 ? v.y : r == 2 ? v.z : v.w;
         if (m < M && n < N) update_c(C + std::size_t(m) * ldc + n, split_sum(s, small[i][j][r]), alpha, beta);
       }
+    }
 }
 //! [split kernel]
 
