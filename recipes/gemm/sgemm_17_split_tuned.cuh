@@ -24,8 +24,9 @@
 //! [split tuned table]
 // BEGIN TUNED SPLIT TABLE
 #define SMEM_GEMM_SPLIT_TUNED_TABLE(X)                        \
-  X(90, 132, 233472, 65536, 1000000LL, 64, 4, 8)              \
-  X(90, 132, 233472, 65536, 9223372036854775807LL, 128, 3, 8)
+  X(90, 132, 233472, 65536, 2048000LL, 64, 4, 8)              \
+  X(90, 132, 233472, 65536, 8388608LL, 128, 3, 8)             \
+  X(90, 132, 233472, 65536, 9223372036854775807LL, 128, 4, 8)
 // END TUNED SPLIT TABLE
 //! [split tuned table]
 
