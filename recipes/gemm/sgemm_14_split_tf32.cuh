@@ -5,9 +5,9 @@
 ///
 /// Steps 1 to 13 multiply on the FMA pipe. A tensor core multiplies TF32 values (11 significant
 /// bits of fp32's 24) exactly, at a rate several times the FMA pipe's, and adds in fp32: three of
-/// its products per term can still beat one FMA. hi and lo hold x to within max(2^-23 |x|,
-/// 2^-147), one bit short of an fp32 rounding for |x| >= 2^-124. Of the four products of
-/// (a_hi + a_lo)(b_hi + b_lo), a_lo b_lo is below 2^-22 |a b| and is dropped.
+/// its products per term can still beat one FMA. hi and lo, each x's leading bits cut short (the
+/// tensor core itself reads an fp32 operand so), hold x to within max(2^-21 |x|, 2^-146). Of the
+/// four products of (a_hi + a_lo)(b_hi + b_lo), a_lo b_lo is below 2^-20 |a b| and is dropped.
 ///
 /// What changes from step 12: the same `cp.async` ring of kStages K-tiles of fp32, read by
 /// `mma.sync` fragments instead of register tiles. A warp loads each fragment of a k-step as fp32,
@@ -23,9 +23,9 @@
 /// toward zero (Ootomo and Yokota measured it on the A100), and that error has one sign: over a long K it grows with K rather than
 /// with its square root, and dominates. So a_hi b_hi goes into big, which starts from 0 on each
 /// span of 128 of K and is added to sum in fp32 (round to nearest) at the span's end; the small
-/// products a_hi b_lo + a_lo b_hi, 2^-11 of C's size, go into small over all of K, where the
-/// truncations they bring are 2^-11 of C's. C takes sum + small at the end; an infinite or NaN
-/// operand shows in small (split_sum). sum lives in shared memory, each thread's own slots, read
+/// products a_hi b_lo + a_lo b_hi, 2^-10 of C's size, go into small over all of K, where the
+/// truncations they bring are 2^-10 of C's. C takes sum + small at the end; an infinite or NaN
+/// operand shows in sum (split_sum). sum lives in shared memory, each thread's own slots, read
 /// and written once a span: three register sums of a 64 x 32 warp tile (192 floats a thread) would
 /// leave too few registers for the fragments and the splits between the products.
 #pragma once
@@ -45,9 +45,9 @@
 namespace smem::gemm {
 
 //! [split]
-/// lo is kept times 2^10 (small then holds 2^10 times its sum): (x - hi) 2^10 keeps its bits in
-/// TF32 down to |x| = 2^-124, where x - hi alone would lose them (a subnormal TF32) below 2^-114;
-/// and it is at most |x|, so it cannot overflow.
+/// lo is kept times 2^10 (small then holds 2^10 times its sum): x - hi alone would be a subnormal
+/// TF32, and lose bits, for |x| below about 2^-115, (x - hi) 2^10 only below about 2^-125; and it
+/// is below |x|, so it cannot overflow.
 inline constexpr float kLoScale = 1024.0f, kLoUnscale = 1.0f / 1024.0f;
 /// The largest TF32 value, (2 - 2^-10) 2^127 (bits 0x7f7fe000).
 inline constexpr float kTf32Max = 0x1.ffcp127f;
