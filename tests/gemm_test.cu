@@ -259,10 +259,29 @@ float float_of(std::uint32_t u) {
   return x;
 }
 
-// Each x[i] split by the recipe's own tf32_split (hi[i], lo[i] as bit patterns).
-__global__ void split_kernel(const float* x, unsigned* hi, unsigned* lo, int n) {
-  const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i < n) gm::tf32_split(x[i], hi[i], lo[i]);
+// Each x[i] split by the recipe's own tf32_split (hi[i], lo[i] as bit patterns), and each part as
+// the tensor core reads it (hi_read[i], lo_read[i]): a warp multiplies its 128 x's hi parts, then
+// their lo parts, as a 16 x 8 A fragment by an 8 x 8 identity B in `mma_tf32`, so D is A as read.
+// n is a multiple of 128, and every x is finite and below 0x7f7ff000 (0 * an infinite hi is NaN).
+__global__ void split_kernel(const float* x, unsigned* hi, unsigned* lo, float* hi_read, float* lo_read, int n) {
+  const int lane = int(threadIdx.x % 32), base = int(blockIdx.x * blockDim.x + threadIdx.x) / 32 * 128;
+  if (base >= n) return;
+  unsigned ah[4], al[4];
+  for (int r = 0; r < 4; ++r) {  // A's a[r]: row lane / 4 + 8 (r % 2), column lane % 4 + 4 (r / 2)
+    const int i = base + (lane / 4 + 8 * (r % 2)) * 8 + lane % 4 + 4 * (r / 2);
+    gm::tf32_split(x[i], ah[r], al[r]);
+    hi[i] = ah[r], lo[i] = al[r];
+  }
+  const unsigned one = __float_as_uint(1.0f);  // B's b[r]: row lane % 4 + 4 r, column lane / 4
+  const unsigned b0 = lane % 4 == lane / 4 ? one : 0u, b1 = lane % 4 + 4 == lane / 4 ? one : 0u;
+  const float zero[4] = {};
+  float dh[4], dl[4];
+  gm::mma_tf32(dh, ah, b0, b1, zero);
+  gm::mma_tf32(dl, al, b0, b1, zero);
+  for (int r = 0; r < 4; ++r) {  // D's d[r]: row lane / 4 + 8 (r / 2), column 2 (lane % 4) + r % 2
+    const int i = base + (lane / 4 + 8 * (r / 2)) * 8 + 2 * (lane % 4) + r % 2;
+    hi_read[i] = dh[r], lo_read[i] = dl[r];
+  }
 }
 
 // x rounded to TF32 as cvt.rna does (to nearest, ties away; finite x below 0x7f7ff000): one TF32
@@ -656,40 +675,51 @@ TEST_SUITE("gpu") {
     }
   }
 
-  TEST_CASE("split_tf32's split: hi and lo are TF32, hi + lo 2^-10 holds x, nothing finite becomes inf") {
-    // Random finite bit patterns (every exponent, subnormals included) and the edges: around
-    // FLT_MAX (0x7f7ff000 is the first float that rounds to inf in TF32), the normal and the
-    // subnormal limits, ties.
+  TEST_CASE("split_tf32's split: hi is x rounded to TF32, the tensor core reads lo's TF32 truncation, x is held") {
+    // Random finite bit patterns (every exponent, subnormals included) and the edges: the normal
+    // and the subnormal limits, ties, the largest x whose hi is finite; the x from 0x7f7ff000 on,
+    // whose hi is infinite, on their own below.
     auto g = smem::test::rng(140);
-    std::vector<float> x = {0.0f, -0.0f, 1.0f, -1.0f, 1.0f + 0x1p-11f, 1.0f + 0x1p-12f + 0x1p-23f, FLT_MAX, -FLT_MAX,
-                            float_of(0x7f7ff000u), float_of(0xff7ff000u), float_of(0x7f7fefffu), float_of(0x7f7fe000u),
-                            FLT_MIN, -FLT_MIN, 0x1p-124f, 0x1p-125f * 1.75f, float_of(1u), float_of(0x80000001u),
-                            float_of(0x1000u), float_of(0x1fffu), float_of(0x007fffffu), float_of(0x00400001u)};
+    std::vector<float> x = {0.0f, -0.0f, 1.0f, -1.0f, 1.0f + 0x1p-11f, 1.0f + 0x1p-12f + 0x1p-23f, float_of(0x7f7fefffu),
+                            float_of(0xff7fefffu), float_of(0x7f7fe000u), FLT_MIN, -FLT_MIN, 0x1p-124f,
+                            0x1p-125f * 1.75f, float_of(1u), float_of(0x80000001u), float_of(0x1000u),
+                            float_of(0x1fffu), float_of(0x007fffffu), float_of(0x00400001u)};
     std::uniform_int_distribution<std::uint32_t> any;
     while (x.size() < (1u << 16)) {
       const std::uint32_t u = any(g);
-      if ((u & 0x7f800000u) != 0x7f800000u) x.push_back(float_of(u));
+      if ((u & 0x7fffffffu) < 0x7f7ff000u) x.push_back(float_of(u));
     }
     const int n = int(x.size());
-    DeviceBuffer<float> dx(x);
+    DeviceBuffer<float> dx(x), hr(x.size()), lr(x.size());
     DeviceBuffer<unsigned> hi(x.size()), lo(x.size());
-    split_kernel<<<(n + 255) / 256, 256>>>(dx.get(), hi.get(), lo.get(), n);
+    split_kernel<<<n / 128 / 4, 128>>>(dx.get(), hi.get(), lo.get(), hr.get(), lr.get(), n);
     SMEM_CUDA_CHECK(cudaGetLastError());
     const auto h = hi.download(), l = lo.download();
+    const auto h_read = hr.download(), l_read = lr.download();
     int wrong = 0;
     for (int i = 0; i < n; ++i) {
-      const double v = x[i], sum = double(float_of(h[i])) + double(float_of(l[i])) / gm::kLoScale;
-      // Within 2^-23 |x| (one bit short of fp32) and 2^-147 absolute; 2^-22 |x| from 0x7f7ff000 on.
-      const double mag = std::fabs(v);
-      const double bound = mag >= double(float_of(0x7f7ff000u)) ? std::ldexp(mag, -22)
-                                                               : std::fmax(std::ldexp(mag, -23), 0x1p-147);
-      const bool ok = (h[i] & 0x1fffu) == 0 && (l[i] & 0x1fffu) == 0 && std::isfinite(float_of(h[i])) &&
-                      std::isfinite(float_of(l[i])) && std::fabs(sum - v) <= bound;
+      // hi: TF32, read as it is; lo: read as its 13 low bits cleared (values: a -0 reads as +0);
+      // together within max(2^-22 |x|, 2^-146) of x.
+      const double v = x[i], sum = double(h_read[i]) + double(l_read[i]) / gm::kLoScale;
+      const double bound = std::fmax(std::ldexp(std::fabs(v), -22), 0x1p-146);
+      const bool ok = (h[i] & 0x1fffu) == 0 && std::isfinite(float_of(h[i])) && h_read[i] == float_of(h[i]) &&
+                      l_read[i] == float_of(l[i] & 0xffffe000u) && std::fabs(sum - v) < bound;
       if (!ok && wrong++ < 8)
-        MESSAGE("x = " << x[i] << " (bits " << bits_of(x[i]) << "): hi " << float_of(h[i]) << ", lo "
-                       << float_of(l[i]));
+        MESSAGE("x = " << x[i] << " (bits " << bits_of(x[i]) << "): hi " << float_of(h[i]) << " read "
+                       << h_read[i] << ", lo bits " << l[i] << " read " << l_read[i]);
     }
     CHECK(wrong == 0);
+    // From 0x7f7ff000 on (inf too) hi is infinite, and a NaN stays NaN: C's element is then not
+    // finite, and split_sum computes it again in fp32 (the tests below).
+    std::vector<float> top = {float_of(0x7f7ff000u), float_of(0xff7ff000u), FLT_MAX, -FLT_MAX, INFINITY, -INFINITY, NAN};
+    top.resize(128, 0.0f);
+    DeviceBuffer<float> dt(top), thr(top.size()), tlr(top.size());
+    DeviceBuffer<unsigned> th(top.size()), tl(top.size());
+    split_kernel<<<1, 32>>>(dt.get(), th.get(), tl.get(), thr.get(), tlr.get(), int(top.size()));
+    SMEM_CUDA_CHECK(cudaGetLastError());
+    const auto t = th.download();
+    for (int i = 0; i < 6; ++i) CHECK(float_of(t[i]) == (top[i] > 0 ? INFINITY : -INFINITY));
+    CHECK(std::isnan(float_of(t[6])));
   }
 
   TEST_CASE("every split step: infinities and NaN give what fp32 gives, inf * TF32-exact b included") {
@@ -799,8 +829,9 @@ TEST_SUITE("gpu") {
   TEST_CASE("every split step: values near FLT_MAX stay finite and accurate") {
     for (const gm::Variant v : kSplitVariants) {
       CAPTURE(gm::name(v));
-    // |a| up to FLT_MAX (0x7f7ff000 and up would round to inf as TF32) times |b| <= 1/4 over
-    // K = 3: every product, partial sum and result is finite in fp32; then the roles swapped.
+    // |a| up to FLT_MAX (from 0x7f7ff000 on, hi is infinite: split_sum's fp32 path) times
+    // |b| <= 1/4 over K = 3: every product, partial sum and result is finite in fp32; then the
+    // roles swapped.
     const int M = 19, N = 23, K = 3;
     auto g = smem::test::rng(142);
     std::uniform_real_distribution<float> big(0.5f, 1.0f);
@@ -837,14 +868,14 @@ TEST_SUITE("gpu") {
     }
   }
 
-  TEST_CASE("every split step: subnormal inputs are read to within 2^-147, not flushed") {
+  TEST_CASE("every split step: subnormal inputs are read to within 2^-146, not flushed") {
     for (const gm::Variant v : kSplitVariants) {
       CAPTURE(gm::name(v));
     // Rows of A all subnormal, all just above the normal limit, or uniform(-1, 1); columns of B
     // uniform(-1, 1), large (2^20 to 2^40: subnormal a times b is a normal product) or subnormal.
     // Bound per element: fp32-level on S, plus 2^-146 for each operand read (the split keeps a
-    // subnormal to within 2^-147) and 2^-148 for each product added in the subnormal range. A
-    // flush to zero of the subnormal rows or columns exceeds it by far (checked below).
+    // subnormal to within less than that) and 2^-148 for each product added in the subnormal
+    // range. A flush to zero of the subnormal rows or columns exceeds it by far (checked below).
     const int M = 48, N = 45, K = 33;
     auto g = smem::test::rng(143);
     std::uniform_int_distribution<std::uint32_t> mant(1, 0x7fffffu);
@@ -889,8 +920,8 @@ TEST_SUITE("gpu") {
     for (const gm::Variant v : kSplitVariants) {
       CAPTURE(gm::name(v));
     // The accuracy measure (max_scaled_error) at small shapes against float64. The split's bound,
-    // with u = 2^-24: 16 u (what the split misses of a product: at most 2^-23 of each operand and
-    // the dropped a_lo b_lo, below 2^-22 of it, 8 u in all) plus K u (an mma rounds, or truncates,
+    // with u = 2^-24: 16 u (what the split misses of a product: below 2^-22 of each operand and
+    // the dropped a_lo b_lo, below 2^-22 of it, 12 u in all) plus K u (an mma rounds, or truncates,
     // its accumulator once per 8 products). One TF32 product per term, even summed exactly, is far
     // above it: the test can fail.
     const double u = 0x1p-24;

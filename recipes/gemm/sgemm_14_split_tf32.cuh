@@ -5,9 +5,9 @@
 ///
 /// Steps 1 to 13 multiply on the FMA pipe. A tensor core multiplies TF32 values (11 significant
 /// bits of fp32's 24) exactly, at a rate several times the FMA pipe's, and adds in fp32: three of
-/// its products per term can still beat one FMA. hi and lo hold x to within max(2^-23 |x|,
-/// 2^-147), one bit short of an fp32 rounding for |x| >= 2^-124. Of the four products of
-/// (a_hi + a_lo)(b_hi + b_lo), a_lo b_lo is below 2^-22 |a b| and is dropped.
+/// its products per term can still beat one FMA. hi and lo, as the tensor core reads them, hold x
+/// to within max(2^-22 |x|, 2^-146), with errors of either sign (tf32_split). Of the four products
+/// of (a_hi + a_lo)(b_hi + b_lo), a_lo b_lo is below 2^-22 |a b| and is dropped.
 ///
 /// What changes from step 12: the same `cp.async` ring of kStages K-tiles of fp32, read by
 /// `mma.sync` fragments instead of register tiles. A warp loads each fragment of a k-step as fp32,
@@ -24,10 +24,10 @@
 /// with its square root, and dominates. So a_hi b_hi goes into big, which starts from 0 on each
 /// span of 128 of K and is added to sum in fp32 (round to nearest) at the span's end; the small
 /// products a_hi b_lo + a_lo b_hi, 2^-11 of C's size, go into small over all of K, where the
-/// truncations they bring are 2^-11 of C's. C takes sum + small at the end; an infinite or NaN
-/// operand shows in small (split_sum). sum lives in shared memory, each thread's own slots, read
-/// and written once a span: three register sums of a 64 x 32 warp tile (192 floats a thread) would
-/// leave too few registers for the fragments and the splits between the products.
+/// truncations they bring are 2^-11 of C's. C takes sum + small at the end, or an fp32 dot
+/// product where that is not finite (split_sum). sum lives in shared memory, each thread's own
+/// slots, read and written once a span: three register sums of a 64 x 32 warp tile (192 floats a
+/// thread) would leave too few registers for the fragments and the splits between the products.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -49,8 +49,6 @@ namespace smem::gemm {
 /// TF32 down to |x| = 2^-124, where x - hi alone would lose them (a subnormal TF32) below 2^-114;
 /// and it is at most |x|, so it cannot overflow.
 inline constexpr float kLoScale = 1024.0f, kLoUnscale = 1.0f / 1024.0f;
-/// The largest TF32 value, (2 - 2^-10) 2^127 (bits 0x7f7fe000).
-inline constexpr float kTf32Max = 0x1.ffcp127f;
 
 /// x rounded to TF32, to nearest: `cvt.rn` (ties to even) from sm_90, cheaper than `cvt.rna`
 /// (ties away), the only rounding to TF32 that PTX has before it.
@@ -64,22 +62,29 @@ __device__ __forceinline__ unsigned tf32_round(float x) {
   return r;
 }
 
-/// x = hi + lo 2^-10, two TF32 values as fp32 bit patterns. hi is x clamped to +-kTf32Max, then
-/// rounded: a finite x above kTf32Max would round to inf, and x - hi would be -inf. The clamp
-/// keeps hi finite for every x (inf and NaN too: fmaxf returns its other operand for a NaN), so
-/// x - hi is exact for a finite x, and an infinite or NaN x shows in lo alone (x - hi is +-inf or
-/// NaN there): see split_sum.
+/// x = hi + lo 2^-10 as the tensor core reads them, in three instructions (a rounding, a
+/// subtraction, a product). hi is x rounded to TF32; lo is (x - hi) 2^10 as an fp32 bit pattern,
+/// not rounded: the tensor core reads an fp32 operand's TF32 truncation (its 13 low bits are
+/// ignored), and lo's sign is as often x's as not, so the bits it loses pull no way on average.
+/// Together they hold x to within max(2^-22 |x|, 2^-146). An x of magnitude 0x7f7ff000 or more
+/// (inf too) rounds to an infinite hi, and a NaN stays NaN: C's element is then not finite, and
+/// split_sum computes it again in fp32.
 __device__ __forceinline__ void tf32_split(float x, unsigned& hi, unsigned& lo) {
-  hi = tf32_round(fminf(fmaxf(x, -kTf32Max), kTf32Max));
-  lo = tf32_round((x - __uint_as_float(hi)) * kLoScale);
+  hi = tf32_round(x);
+  lo = __float_as_uint((x - __uint_as_float(hi)) * kLoScale);
 }
 
-/// The element of C before alpha and beta: sum + small 2^-10, or small where it is not finite.
-/// An infinite or NaN operand reaches small as lo times the other's hi, with the sign and the
-/// NaN (inf * 0, inf - inf) that fp32 would give, while its finite hi (kTf32Max) only made sum
-/// large; where every operand is finite, small is finite and sum holds any overflow.
-__device__ __forceinline__ float split_sum(float sum, float small) {
-  return isfinite(small) ? fmaf(small, kLoUnscale, sum) : small;
+/// The element of C before alpha and beta: sum + small 2^-10. Where that is not finite (an
+/// operand that is infinite, NaN or rounds to an infinite hi; or a sum past FLT_MAX), A's row
+/// (a_row) times B's column (b_col, rows ldb apart) again, in K fp32 FMAs: what an fp32 GEMM
+/// gives there, at the cost of a dot product per such element, not a clamp per element read.
+__device__ __forceinline__ float split_sum(float sum, float small, int K, const float* a_row, const float* b_col,
+                                           int ldb) {
+  const float c = fmaf(small, kLoUnscale, sum);
+  if (isfinite(c)) return c;
+  float dot = 0.0f;
+  for (int k = 0; k < K; ++k) dot = fmaf(a_row[k], b_col[std::size_t(k) * ldb], dot);
+  return dot;
 }
 
 /// d = a b + c on a 16 x 8 x 8 tile: TF32 A (row) and B (col) fragments, fp32 accumulators. Not
@@ -253,24 +258,20 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   };
 
   int read = 0, write = S - 1;
-  for (int kt0 = 0; kt0 < tiles_k; kt0 += T::kSpan) {
-    // A span: kSpan K-tiles (fewer at the end of K), unrolled, so that `first` is a constant.
+  // K-tile kt: it has landed for every thread, and every warp is done with the ring's stage of
+  // kt - 1, which the copies of K-tile kt + S - 1 refill; then its k-steps.
+  auto k_tile = [&](int kt, bool first) {
+    cp_async_wait<S - 2>();
+    __syncthreads();
+    if (kt + S - 1 < tiles_k) load_tile(write, kt + S - 1);
+    cp_async_commit();
+    write = write + 1 == S ? 0 : write + 1;
+    const float *As = smem + read * T::kStageFloats, *Bs = As + T::kAFloats;
+    read = read + 1 == S ? 0 : read + 1;
 #pragma unroll
-    for (int s = 0; s < T::kSpan; ++s) {
-      const int kt = kt0 + s;
-      if (kt == tiles_k) break;
-      // K-tile kt has landed for every thread, and every warp is done with the ring's stage of
-      // kt - 1, which the copies of K-tile kt + S - 1 refill.
-      cp_async_wait<S - 2>();
-      __syncthreads();
-      if (kt + S - 1 < tiles_k) load_tile(write, kt + S - 1);
-      cp_async_commit();
-      write = write + 1 == S ? 0 : write + 1;
-      const float *As = smem + read * T::kStageFloats, *Bs = As + T::kAFloats;
-      read = read + 1 == S ? 0 : read + 1;
-#pragma unroll
-      for (int kk = 0; kk < BK; kk += 8) k_step(As, Bs, kk, s == 0 && kk == 0);
-    }
+    for (int kk = 0; kk < BK; kk += 8) k_step(As, Bs, kk, first && kk == 0);
+  };
+  auto add_big = [&] {
 #pragma unroll
     for (int q = 0; q < T::kMi * T::kNj; ++q) {
       float4 v = sum[q * T::kThreads];
@@ -278,6 +279,20 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       v.x += b[0], v.y += b[1], v.z += b[2], v.w += b[3];
       sum[q * T::kThreads] = v;
     }
+  };
+  // Whole spans, unrolled, so that `first` is a constant and no K-tile asks whether it is past
+  // the end; then the K-tiles left, big from 0.
+  const int spanned = tiles_k - tiles_k % T::kSpan;
+  for (int kt0 = 0; kt0 < spanned; kt0 += T::kSpan) {
+#pragma unroll
+    for (int s = 0; s < T::kSpan; ++s) k_tile(kt0 + s, s == 0);
+    add_big();
+  }
+  if (spanned < tiles_k) {
+#pragma unroll
+    for (int q = 0; q < T::kMi * T::kNj * 4; ++q) big[q / (4 * T::kNj)][q / 4 % T::kNj][q % 4] = 0.0f;
+    for (int kt = spanned; kt < tiles_k; ++kt) k_tile(kt, false);
+    add_big();
   }
   cp_async_wait<0>();  // nothing real is pending; leave no copy behind the block's exit
 
@@ -290,7 +305,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       for (int r = 0; r < 4; ++r) {
         const int m = m0 + wm + 16 * i + T::frag_c_m(lane, r), n = n0 + wn + 8 * j + T::frag_c_n(lane, r);
         const float s = r == 0 ? v.x : r == 1 ? v.y : r == 2 ? v.z : v.w;
-        if (m < M && n < N) update_c(C + std::size_t(m) * ldc + n, split_sum(s, small[i][j][r]), alpha, beta);
+        if (m < M && n < N)
+          update_c(C + std::size_t(m) * ldc + n, split_sum(s, small[i][j][r], K, A + std::size_t(m) * lda, B + n, ldb),
+                   alpha, beta);
       }
     }
 }

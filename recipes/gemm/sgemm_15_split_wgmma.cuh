@@ -103,14 +103,17 @@ __device__ __forceinline__ void wgmma_tf32(float (&d)[N / 2], const unsigned (&a
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(int(accumulate)));
 }
 
-/// The kernel of step 15: (a_map, b_map, M, N, K, alpha, beta, C, ldc).
-using SplitWgmmaKernel = void (*)(const CUtensorMap, const CUtensorMap, int, int, int, float, float, float*, int);
+/// The kernel of step 15: (a_map, b_map, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); A and B
+/// themselves are read only where C's element is not finite (split_sum).
+using SplitWgmmaKernel = void (*)(const CUtensorMap, const CUtensorMap, int, int, int, float, const float*, int,
+                                  const float*, int, float, float*, int);
 
 //! [split wgmma kernel]
 template <class S>
 __global__ void __launch_bounds__(S::kThreads, 1)
     split_wgmma_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map, int M,
-                       int N, int K, float alpha, float beta, float* C, int ldc) {
+                       int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
+                       float* C, int ldc) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using LA = typename S::LA;
   using LB = typename S::LB;
@@ -225,7 +228,9 @@ __global__ void __launch_bounds__(S::kThreads, 1)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int n = n0 + 64 * w + sm90::acc_row(t, h), m = m0 + sm90::acc_col(t, j) + e, i = 4 * j + 2 * h + e;
-          if (m < M && n < N) update_c(C + std::size_t(m) * ldc + n, split_sum(sum[i], small[i]), alpha, beta);
+          if (m < M && n < N)
+            update_c(C + std::size_t(m) * ldc + n, split_sum(sum[i], small[i], K, A + std::size_t(m) * lda, B + n, ldb),
+                     alpha, beta);
         }
   }
 #else
@@ -268,7 +273,7 @@ inline cudaError_t split_wgmma(int M, int N, int K, float alpha, const float* A,
   CUtensorMap a_map, b_map;
   if (p.kernel == nullptr || !S::LA::make_map(&a_map, A, M, K, lda) || !S::LB::make_map(&b_map, B, K, N, ldb))
     return cudaErrorInvalidValue;
-  return launch(p, stream, a_map, b_map, M, N, K, alpha, beta, C, ldc);
+  return launch(p, stream, a_map, b_map, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 }  // namespace smem::gemm

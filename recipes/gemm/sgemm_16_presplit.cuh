@@ -134,7 +134,7 @@ cudaError_t split_presplit_with(int M, int N, int K, float alpha, const float* A
   CUtensorMap a_map, b_map;
   if (e == cudaSuccess && (!S::LA::make_map(&a_map, planes, 2 * M, K, kp) || !S::LB::make_map(&b_map, B, K, N, ldb)))
     e = cudaErrorInvalidValue;
-  if (e == cudaSuccess) e = launch(p, stream, a_map, b_map, M, N, K, alpha, beta, C, ldc);
+  if (e == cudaSuccess) e = launch(p, stream, a_map, b_map, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   const cudaError_t freed = cudaFreeAsync(planes, stream);  // after the kernels, in stream order
   return e != cudaSuccess ? e : freed;
 }
