@@ -680,8 +680,8 @@ TEST_SUITE("gpu") {
     // and the subnormal limits, ties, the largest x whose hi is finite; the x from 0x7f7ff000 on,
     // whose hi is infinite, on their own below.
     auto g = smem::test::rng(140);
-    std::vector<float> x = {0.0f, -0.0f, 1.0f, -1.0f, 1.0f + 0x1p-11f, 1.0f + 0x1p-12f + 0x1p-23f, float_of(0x7f7fefffu),
-                            float_of(0xff7fefffu), float_of(0x7f7fe000u), FLT_MIN, -FLT_MIN, 0x1p-124f,
+    std::vector<float> x = {0.0f, -0.0f, 1.0f, -1.0f, 1.0f + 0x1p-11f, 1.0f + 0x1p-12f + 0x1p-23f,
+                            float_of(0x7f7fefffu), float_of(0xff7fefffu), float_of(0x7f7fe000u), FLT_MIN, -FLT_MIN, 0x1p-124f,
                             0x1p-125f * 1.75f, float_of(1u), float_of(0x80000001u), float_of(0x1000u),
                             float_of(0x1fffu), float_of(0x007fffffu), float_of(0x00400001u)};
     std::uniform_int_distribution<std::uint32_t> any;
@@ -711,7 +711,8 @@ TEST_SUITE("gpu") {
     CHECK(wrong == 0);
     // From 0x7f7ff000 on (inf too) hi is infinite, and a NaN stays NaN: C's element is then not
     // finite, and split_sum computes it again in fp32 (the tests below).
-    std::vector<float> top = {float_of(0x7f7ff000u), float_of(0xff7ff000u), FLT_MAX, -FLT_MAX, INFINITY, -INFINITY, NAN};
+    std::vector<float> top = {float_of(0x7f7ff000u), float_of(0xff7ff000u), FLT_MAX, -FLT_MAX,
+                              INFINITY,              -INFINITY,             NAN};
     top.resize(128, 0.0f);
     DeviceBuffer<float> dt(top), thr(top.size()), tlr(top.size());
     DeviceBuffer<unsigned> th(top.size()), tl(top.size());

@@ -68,20 +68,21 @@ __device__ __forceinline__ unsigned tf32_round(float x) {
 /// ignored), and lo's sign is as often x's as not, so the bits it loses pull no way on average.
 /// Together they hold x to within max(2^-22 |x|, 2^-146). An x of magnitude 0x7f7ff000 or more
 /// (inf too) rounds to an infinite hi, and a NaN stays NaN: C's element is then not finite, and
-/// split_sum computes it again in fp32.
+/// the kernel computes it again in fp32 (fp32_dot).
 __device__ __forceinline__ void tf32_split(float x, unsigned& hi, unsigned& lo) {
   hi = tf32_round(x);
   lo = __float_as_uint((x - __uint_as_float(hi)) * kLoScale);
 }
 
-/// The element of C before alpha and beta: sum + small 2^-10. Where that is not finite (an
-/// operand that is infinite, NaN or rounds to an infinite hi; or a sum past FLT_MAX), A's row
-/// (a_row) times B's column (b_col, rows ldb apart) again, in K fp32 FMAs: what an fp32 GEMM
-/// gives there, at the cost of a dot product per such element, not a clamp per element read.
-__device__ __forceinline__ float split_sum(float sum, float small, int K, const float* a_row, const float* b_col,
-                                           int ldb) {
-  const float c = fmaf(small, kLoUnscale, sum);
-  if (isfinite(c)) return c;
+/// The element of C before alpha and beta: sum + small 2^-10.
+__device__ __forceinline__ float split_sum(float sum, float small) { return fmaf(small, kLoUnscale, sum); }
+
+/// An element of C again where split_sum is not finite (an operand that is infinite, NaN or
+/// rounds to an infinite hi; or a sum past FLT_MAX): A's row (a_row) times B's column (b_col,
+/// rows ldb apart) in K fp32 FMAs, what an fp32 GEMM gives there. A kernel calls it from one
+/// place, after its epilogue, for the elements it left (a bit each): written at each element, the
+/// loop would be copied once per accumulator, and that code slows the kernel's main loop.
+__device__ __forceinline__ float fp32_dot(int K, const float* a_row, const float* b_col, int ldb) {
   float dot = 0.0f;
   for (int k = 0; k < K; ++k) dot = fmaf(a_row[k], b_col[std::size_t(k) * ldb], dot);
   return dot;
@@ -296,6 +297,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   }
   cp_async_wait<0>();  // nothing real is pending; leave no copy behind the block's exit
 
+  // C's elements whose split_sum is not finite are left for fp32_dot, one bit each in `redo`.
+  static_assert(T::kMi * T::kNj * 4 <= 64, "a bit per accumulator");
+  unsigned long long redo = 0;
 #pragma unroll
   for (int i = 0; i < T::kMi; ++i)
 #pragma unroll
@@ -304,12 +308,19 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
         const int m = m0 + wm + 16 * i + T::frag_c_m(lane, r), n = n0 + wn + 8 * j + T::frag_c_n(lane, r);
-        const float s = r == 0 ? v.x : r == 1 ? v.y : r == 2 ? v.z : v.w;
-        if (m < M && n < N)
-          update_c(C + std::size_t(m) * ldc + n, split_sum(s, small[i][j][r], K, A + std::size_t(m) * lda, B + n, ldb),
-                   alpha, beta);
+        const float c = split_sum(r == 0 ? v.x : r == 1 ? v.y : r == 2 ? v.z : v.w, small[i][j][r]);
+        if (!isfinite(c))
+          redo |= 1ull << ((i * T::kNj + j) * 4 + r);
+        else if (m < M && n < N)
+          update_c(C + std::size_t(m) * ldc + n, c, alpha, beta);
       }
     }
+  for (; redo != 0; redo &= redo - 1) {
+    const int q = __ffsll(static_cast<long long>(redo)) - 1, i = q / 4 / T::kNj, j = q / 4 % T::kNj, r = q % 4;
+    const int m = m0 + wm + 16 * i + T::frag_c_m(lane, r), n = n0 + wn + 8 * j + T::frag_c_n(lane, r);
+    if (m < M && n < N)
+      update_c(C + std::size_t(m) * ldc + n, fp32_dot(K, A + std::size_t(m) * lda, B + n, ldb), alpha, beta);
+  }
 }
 //! [split kernel]
 
