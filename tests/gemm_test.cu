@@ -681,8 +681,8 @@ TEST_SUITE("gpu") {
     // whose hi is infinite, on their own below.
     auto g = smem::test::rng(140);
     std::vector<float> x = {0.0f, -0.0f, 1.0f, -1.0f, 1.0f + 0x1p-11f, 1.0f + 0x1p-12f + 0x1p-23f,
-                            float_of(0x7f7fefffu), float_of(0xff7fefffu), float_of(0x7f7fe000u), FLT_MIN, -FLT_MIN, 0x1p-124f,
-                            0x1p-125f * 1.75f, float_of(1u), float_of(0x80000001u), float_of(0x1000u),
+                            float_of(0x7f7fefffu), float_of(0xff7fefffu), float_of(0x7f7fe000u), FLT_MIN, -FLT_MIN,
+                            0x1p-124f, 0x1p-125f * 1.75f, float_of(1u), float_of(0x80000001u), float_of(0x1000u),
                             float_of(0x1fffu), float_of(0x007fffffu), float_of(0x00400001u)};
     std::uniform_int_distribution<std::uint32_t> any;
     while (x.size() < (1u << 16)) {
@@ -723,13 +723,14 @@ TEST_SUITE("gpu") {
     CHECK(std::isnan(float_of(t[6])));
   }
 
-  TEST_CASE("every split step: infinities and NaN give what fp32 gives, inf * TF32-exact b included") {
+  TEST_CASE("every split step: infinities and NaN give what fp32 gives, inf * TF32-exact or tiny b included") {
     for (const gm::Variant v : kSplitVariants) {
       CAPTURE(gm::name(v));
     // Row kx of B holds TF32-exact values (b_lo = 0: an infinite a_hi times b_lo is inf * 0 in the
-    // small products), one of them 0 (inf * 0 = NaN in fp32 too). Expected: the float64
+    // small products), one of them 0 (inf * 0 = NaN in fp32 too); row kt of B holds subnormals
+    // whose hi is 0 in some columns (inf times them is inf in fp32). Expected: the float64
     // reference, whose infinities and NaN follow the same rules.
-    const int M = 40, N = 36, K = 29, kx = 13;
+    const int M = 40, N = 36, K = 29, kx = 13, kt = 20;
     auto g = smem::test::rng(141);
     auto A = smem::test::random_vector<float>(std::size_t(M) * K, g);
     auto B = smem::test::random_vector<float>(std::size_t(K) * N, g);
@@ -743,6 +744,8 @@ TEST_SUITE("gpu") {
     A[5 * K + kx] = -inf, A[5 * K + 8] = -inf;  // row 5: -inf b_kx - inf b_8
     B[9 * N + 10] = inf;                       // column 10: +-inf (with rows 1 and 2: inf * inf)
     B[11 * N + 12] = nan;                      // column 12: NaN
+    for (int j = 0; j < N; j += 5) B[std::size_t(kt) * N + j] = float_of((j % 2 ? 0x80000000u : 0u) | (3u + j));
+    A[6 * K + kt] = inf;                       // row 6: +-inf times 3 to 38 2^-149 in columns 0, 5, ...
     for (float beta : {0.0f, 0.5f}) {
       CAPTURE(beta);
       std::vector<double> R, S;

@@ -20,14 +20,15 @@
 /// two on the H200 (gemm_split.md).
 ///
 /// The products go into three sums. The tensor core adds products to its accumulator rounding
-/// toward zero (Ootomo and Yokota measured it on the A100), and that error has one sign: over a long K it grows with K rather than
-/// with its square root, and dominates. So a_hi b_hi goes into big, which starts from 0 on each
-/// span of 128 of K and is added to sum in fp32 (round to nearest) at the span's end; the small
-/// products a_hi b_lo + a_lo b_hi, 2^-11 of C's size, go into small over all of K, where the
-/// truncations they bring are 2^-11 of C's. C takes sum + small at the end, or an fp32 dot
-/// product where that is not finite (split_sum). sum lives in shared memory, each thread's own
-/// slots, read and written once a span: three register sums of a 64 x 32 warp tile (192 floats a
-/// thread) would leave too few registers for the fragments and the splits between the products.
+/// toward zero (Ootomo and Yokota measured it on the A100), and that error has one sign: over a
+/// long K it grows with K rather than with its square root, and dominates. So a_hi b_hi goes into
+/// big, which starts from 0 on each span of 128 of K and is added to sum in fp32 (round to
+/// nearest) at the span's end; the small products a_hi b_lo + a_lo b_hi, 2^-11 of C's size, go
+/// into small over all of K, where the truncations they bring are 2^-11 of C's. C takes sum +
+/// small at the end (split_sum), or an fp32 dot product where that is not finite (fp32_dot). sum
+/// lives in shared memory, each thread's own slots, read and written once a span: three register
+/// sums of a 64 x 32 warp tile (192 floats a thread) would leave too few registers for the
+/// fragments and the splits between the products.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -80,8 +81,8 @@ __device__ __forceinline__ float split_sum(float sum, float small) { return fmaf
 /// An element of C again where split_sum is not finite (an operand that is infinite, NaN or
 /// rounds to an infinite hi; or a sum past FLT_MAX): A's row (a_row) times B's column (b_col,
 /// rows ldb apart) in K fp32 FMAs, what an fp32 GEMM gives there. A kernel calls it from one
-/// place, after its epilogue, for the elements it left (a bit each): written at each element, the
-/// loop would be copied once per accumulator, and that code slows the kernel's main loop.
+/// place, after its epilogue, for the elements it left (a bit each), so that its code holds one
+/// copy of the loop, not one per accumulator.
 __device__ __forceinline__ float fp32_dot(int K, const float* a_row, const float* b_col, int ldb) {
   float dot = 0.0f;
   for (int k = 0; k < K; ++k) dot = fmaf(a_row[k], b_col[std::size_t(k) * ldb], dot);
