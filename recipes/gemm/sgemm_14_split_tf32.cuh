@@ -67,8 +67,8 @@ __device__ __forceinline__ unsigned tf32_round(float x) {
 /// subtraction, a product). hi is x rounded to TF32; lo is (x - hi) 2^10 as an fp32 bit pattern,
 /// not rounded: the tensor core reads an fp32 operand's TF32 truncation (its 13 low bits are
 /// ignored), and lo's sign is as often x's as not, so the bits it loses pull no way on average.
-/// Together they hold x to within max(2^-22 |x|, 2^-146). An x of magnitude 0x7f7ff000 or more
-/// (inf too) rounds to an infinite hi, and a NaN stays NaN: C's element is then not finite, and
+/// Together they hold x to within max(2^-22 |x|, 2^-146). An |x| from the bits 0x7f7ff000
+/// on (inf too) rounds to an infinite hi, and a NaN stays NaN: C's element is then not finite, and
 /// the kernel computes it again in fp32 (fp32_dot).
 __device__ __forceinline__ void tf32_split(float x, unsigned& hi, unsigned& lo) {
   hi = tf32_round(x);
