@@ -89,6 +89,32 @@ __device__ __forceinline__ float fp32_dot(int K, const float* a_row, const float
   return dot;
 }
 
+/// A split kernel's epilogue over a thread's Count elements of C: element q at row m, column n
+/// (at(q, m, n)), its split_sum c_of(q). C takes the finite ones at once; the others are marked,
+/// a bit each, and computed by fp32_dot after the loop.
+template <int Count, class CValue, class At>
+__device__ __forceinline__ void store_split(CValue c_of, At at, int M, int N, int K, float alpha, const float* A,
+                                            int lda, const float* B, int ldb, float beta, float* C, int ldc) {
+  static_assert(Count <= 64, "a bit per element");
+  unsigned long long redo = 0;
+#pragma unroll
+  for (int q = 0; q < Count; ++q) {
+    int m, n;
+    at(q, m, n);
+    const float c = c_of(q);
+    if (!isfinite(c))
+      redo |= 1ull << q;
+    else if (m < M && n < N)
+      update_c(C + std::size_t(m) * ldc + n, c, alpha, beta);
+  }
+  for (; redo != 0; redo &= redo - 1) {
+    int m, n;
+    at(__ffsll(static_cast<long long>(redo)) - 1, m, n);
+    if (m < M && n < N)
+      update_c(C + std::size_t(m) * ldc + n, fp32_dot(K, A + std::size_t(m) * lda, B + n, ldb), alpha, beta);
+  }
+}
+
 /// d = a b + c on a 16 x 8 x 8 tile: TF32 A (row) and B (col) fragments, fp32 accumulators. Not
 /// volatile: a function of its operands alone, which the compiler may schedule among the splits.
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1,
@@ -298,30 +324,20 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   }
   cp_async_wait<0>();  // nothing real is pending; leave no copy behind the block's exit
 
-  // C's elements whose split_sum is not finite are left for fp32_dot, one bit each in `redo`.
-  static_assert(T::kMi * T::kNj * 4 <= 64, "a bit per accumulator");
-  unsigned long long redo = 0;
+  // small takes C's elements before alpha and beta; store_split writes them.
 #pragma unroll
-  for (int i = 0; i < T::kMi; ++i)
-#pragma unroll
-    for (int j = 0; j < T::kNj; ++j) {
-      const float4 v = sum[(i * T::kNj + j) * T::kThreads];  // read once: C's stores may alias it for the compiler
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int m = m0 + wm + 16 * i + T::frag_c_m(lane, r), n = n0 + wn + 8 * j + T::frag_c_n(lane, r);
-        const float c = split_sum(r == 0 ? v.x : r == 1 ? v.y : r == 2 ? v.z : v.w, small[i][j][r]);
-        if (!isfinite(c))
-          redo |= 1ull << ((i * T::kNj + j) * 4 + r);
-        else if (m < M && n < N)
-          update_c(C + std::size_t(m) * ldc + n, c, alpha, beta);
-      }
-    }
-  for (; redo != 0; redo &= redo - 1) {
-    const int q = __ffsll(static_cast<long long>(redo)) - 1, i = q / 4 / T::kNj, j = q / 4 % T::kNj, r = q % 4;
-    const int m = m0 + wm + 16 * i + T::frag_c_m(lane, r), n = n0 + wn + 8 * j + T::frag_c_n(lane, r);
-    if (m < M && n < N)
-      update_c(C + std::size_t(m) * ldc + n, fp32_dot(K, A + std::size_t(m) * lda, B + n, ldb), alpha, beta);
+  for (int g = 0; g < T::kMi * T::kNj; ++g) {
+    const float4 v = sum[g * T::kThreads];  // read once: C's stores may alias it for the compiler
+    float* c = small[g / T::kNj][g % T::kNj];
+    c[0] = split_sum(v.x, c[0]), c[1] = split_sum(v.y, c[1]), c[2] = split_sum(v.z, c[2]), c[3] = split_sum(v.w, c[3]);
   }
+  constexpr int kElems = T::kMi * T::kNj * 4;  // element q: fragment (i, j) = (q / 4 / kNj, q / 4 % kNj), slot q % 4
+  store_split<kElems>([&](int q) { return small[q / 4 / T::kNj][q / 4 % T::kNj][q % 4]; },
+                      [&](int q, int& m, int& n) {
+                        m = m0 + wm + 16 * (q / 4 / T::kNj) + T::frag_c_m(lane, q % 4);
+                        n = n0 + wn + 8 * (q / 4 % T::kNj) + T::frag_c_n(lane, q % 4);
+                      },
+                      M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 //! [split kernel]
 
@@ -354,9 +370,12 @@ using SplitTf32Compact = SplitShape<128, 128, 32, 64, 32, 2>;
 
 inline Plan<GemmKernel> split_tf32_plan(int M, int N, int, const float* A, int lda, const float* B, int ldb,
                                         const float*, int) {
-  // A block may have the SM's shared memory less 1 KB that the system keeps per block.
-  if (detail::gpu_key().smem_per_sm - 1024 >= SplitTf32Default::kSmemBytes)
+  int dev = 0, optin = 0;
+  if (cudaGetDevice(&dev) == cudaSuccess &&
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
+      optin >= SplitTf32Default::kSmemBytes)
     return split_tf32_plan_with<SplitTf32Default>(M, N, A, lda, B, ldb);
+  cudaGetLastError();
   return split_tf32_plan_with<SplitTf32Compact>(M, N, A, lda, B, ldb);
 }
 

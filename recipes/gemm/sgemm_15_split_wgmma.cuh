@@ -218,30 +218,14 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     sm90::wgmma_wait<0>();
     sm90::fence_acc(small);
     if (t == 0) sm90::mbar_arrive(&empty[s == 0 ? S::kStages - 1 : s - 1]);
-    // C^T's accumulators: row n (acc_row), columns m and m + 1 (acc_col); the elements whose
-    // split_sum is not finite left for fp32_dot, one bit each in `redo` (step 14).
+    // C^T's accumulators: row n (acc_row), columns m and m + 1 (acc_col); step 14's store_split.
     const TileCoord blk = grouped_block(tiles_m, tiles_n, int(tile), S::kGroup);
     const int m0 = blk.m * S::kBM, n0 = blk.n * S::kBN;
-    auto at = [&](int i, int& m, int& n) {  // accumulator i = 4 j + 2 h + e
-      n = n0 + 64 * w + sm90::acc_row(t, i / 2 % 2), m = m0 + sm90::acc_col(t, i / 4) + i % 2;
-    };
-    unsigned long long redo = 0;
-#pragma unroll
-    for (int i = 0; i < S::kBM / 2; ++i) {
-      int m, n;
-      at(i, m, n);
-      const float c = split_sum(sum[i], small[i]);
-      if (!isfinite(c))
-        redo |= 1ull << i;
-      else if (m < M && n < N)
-        update_c(C + std::size_t(m) * ldc + n, c, alpha, beta);
-    }
-    for (; redo != 0; redo &= redo - 1) {
-      int m, n;
-      at(__ffsll(static_cast<long long>(redo)) - 1, m, n);
-      if (m < M && n < N)
-        update_c(C + std::size_t(m) * ldc + n, fp32_dot(K, A + std::size_t(m) * lda, B + n, ldb), alpha, beta);
-    }
+    store_split<S::kBM / 2>([&](int i) { return split_sum(sum[i], small[i]); },
+                            [&](int i, int& m, int& n) {  // accumulator i = 4 j + 2 h + e
+                              n = n0 + 64 * w + sm90::acc_row(t, i / 2 % 2), m = m0 + sm90::acc_col(t, i / 4) + i % 2;
+                            },
+                            M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   }
 #else
   __trap();  // built for a target without wgmma (sm_90 without "a", or sm_100)
