@@ -371,11 +371,10 @@ using SplitTf32Compact = SplitShape<128, 128, 32, 64, 32, 2>;
 inline Plan<GemmKernel> split_tf32_plan(int M, int N, int, const float* A, int lda, const float* B, int ldb,
                                         const float*, int) {
   int dev = 0, optin = 0;
-  if (cudaGetDevice(&dev) == cudaSuccess &&
-      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
-      optin >= SplitTf32Default::kSmemBytes)
-    return split_tf32_plan_with<SplitTf32Default>(M, N, A, lda, B, ldb);
-  cudaGetLastError();
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
+    cudaGetLastError();  // the query's own error; the launch reports what stays wrong
+  if (optin >= SplitTf32Default::kSmemBytes) return split_tf32_plan_with<SplitTf32Default>(M, N, A, lda, B, ldb);
   return split_tf32_plan_with<SplitTf32Compact>(M, N, A, lda, B, ldb);
 }
 
