@@ -767,10 +767,11 @@ TEST_SUITE("gpu") {
   }
 
 #if defined(SMEM_GEMM_SM90A)
-  TEST_CASE("step 16 gives step 15's C bit for bit, A at any alignment and leading dimension") {
-    // The same products and sums from A split once into planes: equal to step 15's C (which gets A
-    // with 16-byte rows) element for element, for odd shapes, K not a multiple of 4 and A's rows
-    // at an odd leading dimension and one float off 16 bytes; B's rows 16-byte aligned.
+  TEST_CASE("step 16 gives step 15's C bit for bit, A and B at any alignment and leading dimension") {
+    // The same products and sums from A split once into planes and B, whose rows TMA cannot read,
+    // copied to rows it can: equal to step 15's C (which gets A and B with 16-byte rows) element
+    // for element, for odd shapes, K not a multiple of 4, and A's and B's rows at odd leading
+    // dimensions and one float off 16 bytes.
     auto g = smem::test::rng(161);
     for (const std::array<int, 3>& shape : {std::array<int, 3>{1, 1, 1}, {37, 131, 45}, {130, 129, 257},
                                             {256, 384, 1000}}) {
@@ -778,16 +779,17 @@ TEST_SUITE("gpu") {
       CAPTURE(M);
       CAPTURE(N);
       CAPTURE(K);
-      const int lda = K + 3, ldb = (N + 3) / 4 * 4;
+      const int lda = K + 3, ldb = N + 1;
       const auto A = smem::test::random_vector<float>(std::size_t(M) * lda, g);
       const auto B = smem::test::random_vector<float>(std::size_t(K) * ldb, g);
       const auto C0 = smem::test::random_vector<float>(std::size_t(M) * N, g);
       const auto c15 = run_split(gm::Variant::split_wgmma, M, N, K, 1.5f, A, lda, B, ldb, 0.5f, C0, N);
-      std::vector<float> A1(A.size() + 1);  // A one float after a 16-byte boundary
+      std::vector<float> A1(A.size() + 1), B1(B.size() + 1);  // one float after a 16-byte boundary
       std::copy(A.begin(), A.end(), A1.begin() + 1);
-      DeviceBuffer<float> dA(A1), dB(B), dC(C0);
-      REQUIRE(gm::run(gm::Variant::split_presplit, M, N, K, 1.5f, dA.get() + 1, lda, dB.get(), ldb, 0.5f, dC.get(),
-                      N) == cudaSuccess);
+      std::copy(B.begin(), B.end(), B1.begin() + 1);
+      DeviceBuffer<float> dA(A1), dB(B1), dC(C0);
+      REQUIRE(gm::run(gm::Variant::split_presplit, M, N, K, 1.5f, dA.get() + 1, lda, dB.get() + 1, ldb, 0.5f,
+                      dC.get(), N) == cudaSuccess);
       SMEM_CUDA_CHECK(cudaDeviceSynchronize());
       CHECK(bit_differences(c15, dC.download(), N) == 0);
     }

@@ -16,12 +16,14 @@
 /// for): the launcher needs no workspace argument, the calls after the first allocate nothing
 /// from the driver. In a CUDA graph capture the planes are the graph's own allocation instead
 /// (the pool is not created there: a capture forbids it). A's rows need no alignment (the split pass
-/// reads it element by element); where TMA cannot read B's rows, the launcher runs step 14, and
-/// step 15 from M = 2^30 on (the planes' 2 M rows would not fit an int) or where the pool cannot
-/// give the planes their memory.
+/// reads it element by element); where TMA cannot read B's rows (an address or a leading dimension
+/// off 16 bytes), the launcher copies B after the planes, into rows of N rounded up to 4 floats,
+/// which it can. It runs step 15 where the planes' 2 M rows, or K or a copied B's N rounded up to
+/// 4, would not fit an int (presplit_runs), or where the pool cannot give the memory.
 #pragma once
 #include <cuda_runtime.h>
 
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -59,6 +61,14 @@ static __global__ void split_planes_kernel(const float* A, int lda, int M, int K
 }
 //! [split planes]
 
+/// Copies B (K x N, leading dimension ldb, any alignment) into rows of np floats (N rounded up to 4;
+/// the columns past N are zero), which TMA can read.
+static __global__ void copy_rows_kernel(const float* B, int ldb, int K, int N, int np, float* rows) {
+  for (long long r = blockIdx.y; r < K; r += gridDim.y)
+    for (long long c = blockIdx.x * blockDim.x + threadIdx.x; c < np; c += 1LL * blockDim.x * gridDim.x)
+      rows[r * np + c] = c < N ? B[r * ldb + c] : 0.0f;
+}
+
 /// The pool of the current device's planes (created on the first call for the device, then
 /// kept), or an error.
 inline cudaError_t planes_pool(cudaMemPool_t* pool) {
@@ -83,13 +93,17 @@ inline cudaError_t planes_pool(cudaMemPool_t* pool) {
   return cudaSuccess;
 }
 
-/// The plan of step 16's GEMM kernel in shape S where it runs (B's rows readable by TMA, M below
-/// 2^30), else the plan of the step the launcher runs instead.
+/// Whether step 16's kernel runs: 2 M, K rounded up to 4 and, where B is copied, N rounded up to 4
+/// fit an int.
+inline bool presplit_runs(int M, int N, int K, const float* B, int ldb) {
+  return M < (1 << 30) && K <= INT_MAX - 3 && (sm90::tma_rows(B, ldb) || N <= INT_MAX - 3);
+}
+
+/// The plan of step 16's GEMM kernel in shape S where it runs, else step 15's.
 template <class S>
 Plan<const void*> split_presplit_plan_with(int M, int N, int K, const float* A, int lda, const float* B, int ldb,
                                            const float* C, int ldc) {
-  if (M >= (1 << 30)) return split_wgmma_plan(M, N, K, A, lda, B, ldb, C, ldc);
-  if (!sm90::tma_rows(B, ldb)) return split_tf32_plan(M, N, K, A, lda, B, ldb, C, ldc).erased();
+  if (!presplit_runs(M, N, K, B, ldb)) return split_wgmma_plan(M, N, K, A, lda, B, ldb, C, ldc);
   return split_wgmma_tma_plan<S>(M, N).erased();
 }
 
@@ -101,19 +115,21 @@ inline Plan<const void*> split_presplit_plan(int M, int N, int K, const float* A
 
 //! [presplit launcher]
 /// C = alpha * A * B + beta * C, row-major, split TF32 on wgmma with A split once into planes, the
-/// kernel in shape S (a PresplitOf); step 14 where TMA cannot read B's rows, step 15 from M = 2^30
-/// on or where the planes do not fit.
+/// kernel in shape S (a PresplitOf), B copied to 16-byte rows where TMA cannot read its own; step 15
+/// where presplit_runs says no or the memory cannot be had.
 template <class S>
 cudaError_t split_presplit_with(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
                                 float beta, float* C, int ldc, cudaStream_t stream = nullptr) {
   if (Args a = check_args(M, N, K, alpha, A, lda, B, ldb, C, ldc); a != Args::launch)
     return finish_without_launch(a, M, N, beta, C, ldc, stream);
-  if (M >= (1 << 30)) return split_wgmma(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
-  if (!sm90::tma_rows(B, ldb)) return split_tf32(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+  if (!presplit_runs(M, N, K, B, ldb)) return split_wgmma(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
   const Plan<SplitWgmmaKernel> p = split_wgmma_tma_plan<S>(M, N);
   if (p.kernel == nullptr) return cudaErrorInvalidValue;
-  const int kp = K / 4 * 4 + (K % 4 ? 4 : 0);  // K rounded up to 4 without overflowing int
-  const std::size_t bytes = 2 * std::size_t(M) * std::size_t(kp) * sizeof(float);
+  const int kp = (K + 3) / 4 * 4;  // K rounded up to 4
+  const bool copy_b = !sm90::tma_rows(B, ldb);
+  const int np = copy_b ? (N + 3) / 4 * 4 : 0;  // B's copied rows, if any
+  const std::size_t plane_floats = 2 * std::size_t(M) * std::size_t(kp);
+  const std::size_t bytes = (plane_floats + std::size_t(K) * std::size_t(np)) * sizeof(float);
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
   if (cudaError_t e = cudaStreamIsCapturing(stream, &capturing)) return e;
   // In a capture the graph owns the planes (an allocation node): no pool, whose creation a capture
@@ -131,8 +147,15 @@ cudaError_t split_presplit_with(int M, int N, int K, float alpha, const float* A
   const unsigned across = unsigned((kp / 4 + 255) / 256), rows = unsigned(M < 65535 ? M : 65535);
   split_planes_kernel<<<dim3(across < 1024 ? across : 1024, rows), 256, 0, stream>>>(A, lda, M, K, kp, planes);
   cudaError_t e = cudaGetLastError();
+  float* b_rows = planes + plane_floats;  // 16-byte aligned: kp is a multiple of 4
+  if (e == cudaSuccess && copy_b) {
+    const unsigned across_b = unsigned((np + 255) / 256), rows_b = unsigned(K < 65535 ? K : 65535);
+    copy_rows_kernel<<<dim3(across_b < 1024 ? across_b : 1024, rows_b), 256, 0, stream>>>(B, ldb, K, N, np, b_rows);
+    e = cudaGetLastError();
+  }
   CUtensorMap a_map, b_map;
-  if (e == cudaSuccess && (!S::LA::make_map(&a_map, planes, 2 * M, K, kp) || !S::LB::make_map(&b_map, B, K, N, ldb)))
+  if (e == cudaSuccess && (!S::LA::make_map(&a_map, planes, 2 * M, K, kp) ||
+                           !S::LB::make_map(&b_map, copy_b ? b_rows : B, K, N, copy_b ? np : ldb)))
     e = cudaErrorInvalidValue;
   if (e == cudaSuccess) e = launch(p, stream, a_map, b_map, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   const cudaError_t freed = cudaFreeAsync(planes, stream);  // after the kernels, in stream order
