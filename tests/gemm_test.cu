@@ -710,7 +710,7 @@ TEST_SUITE("gpu") {
     }
     CHECK(wrong == 0);
     // From 0x7f7ff000 on (inf too) hi is infinite, and a NaN stays NaN: C's element is then not
-    // finite, and split_sum computes it again in fp32 (the tests below).
+    // finite, and store_split computes it again in fp32 (the tests below).
     std::vector<float> top = {float_of(0x7f7ff000u), float_of(0xff7ff000u), FLT_MAX, -FLT_MAX,
                               INFINITY,              -INFINITY,             NAN};
     top.resize(128, 0.0f);
@@ -835,7 +835,7 @@ TEST_SUITE("gpu") {
   TEST_CASE("every split step: values near FLT_MAX stay finite and accurate") {
     for (const gm::Variant v : kSplitVariants) {
       CAPTURE(gm::name(v));
-    // |a| up to FLT_MAX (from 0x7f7ff000 on, hi is infinite: split_sum's fp32 path) times
+    // |a| up to FLT_MAX (from 0x7f7ff000 on, hi is infinite: store_split's fp32 path) times
     // |b| <= 1/4 over K = 3: every product, partial sum and result is finite in fp32; then the
     // roles swapped.
     const int M = 19, N = 23, K = 3;

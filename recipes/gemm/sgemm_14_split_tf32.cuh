@@ -80,9 +80,9 @@ __device__ __forceinline__ float split_sum(float sum, float small) { return fmaf
 
 /// An element of C again where split_sum is not finite (an operand that is infinite, NaN or
 /// rounds to an infinite hi; or a sum past FLT_MAX): A's row (a_row) times B's column (b_col,
-/// rows ldb apart) in K fp32 FMAs, what an fp32 GEMM gives there. A kernel calls it from one
-/// place, after its epilogue, for the elements it left (a bit each), so that its code holds one
-/// copy of the loop, not one per accumulator.
+/// rows ldb apart) in K fp32 FMAs, what an fp32 GEMM gives there. store_split calls it from one
+/// place, after its loop over the elements, so that a kernel holds one copy of this loop, not one
+/// per accumulator.
 __device__ __forceinline__ float fp32_dot(int K, const float* a_row, const float* b_col, int ldb) {
   float dot = 0.0f;
   for (int k = 0; k < K; ++k) dot = fmaf(a_row[k], b_col[std::size_t(k) * ldb], dot);
