@@ -168,8 +168,10 @@ att::Strides strides(Layout l, int seq, int heads, int d) {
 
 /// What the inputs hold: uniform in [-1, 1]; Q and K small integers (scores exact in fp32, with
 /// scale 128 of magnitude 1e4); all keys of a head equal (all scores of a row equal); uniform with
-/// one NaN in query row (batch - 1, seq_q / 2 + 1, 1).
-enum class Fill { random, integer, equal_keys, nan_row };
+/// one NaN in query row (batch - 1, seq_q / 2 + 1, 1); scores that rise along the keys (rising:
+/// with scale 1, by 0.02 a key, about 2.6 in base 2 per 64 keys, and by 6 more every 97th key), so
+/// that a running max is passed by less than kMaxSlack for tiles on end and by more at the jumps.
+enum class Fill { random, integer, equal_keys, nan_row, rising };
 
 constexpr float kDefaultScale = std::numeric_limits<float>::quiet_NaN();  // 1 / sqrt(head_dim)
 
@@ -208,6 +210,12 @@ void fill(Inputs& in, Fill f, std::mt19937_64& g) {
     case Fill::integer:
       in.q.fill(integer);
       in.k.fill(integer);
+      break;
+    case Fill::rising:
+      in.q.fill([&](long long, long long, long long, long long c) { return c == 0 ? 1.0 : 0.1 * u(g); });
+      in.k.fill([&](long long, long long j, long long, long long c) {
+        return c == 0 ? 0.02 * double(j) + (j % 97 == 96 ? 6.0 : 0.0) : 0.1 * u(g);
+      });
       break;
     case Fill::equal_keys: {
       in.q.fill(uniform);
@@ -1332,6 +1340,16 @@ TEST_SUITE("gpu") {
     for (bool causal : {false, true}) {
       check_case({1, 4, 2, 129, 257, 64, causal, Layout::bshd, Layout::bshd, Layout::bshd, 0, Fill::integer, 128.0f});
       check_case({1, 2, 1, 70, 33, 128, causal, Layout::bshd, Layout::bshd, Layout::bshd, 0, Fill::integer, -128.0f});
+    }
+  }
+
+  // The tensor-core steps move a row's max only when a tile passes it by more than kMaxSlack:
+  // here it is passed by less on most tiles (P up to 2^8 before the max moves) and by more at the
+  // jumps.
+  TEST_CASE("attention: scores that rise along the keys, the max left behind and moved, against float64") {
+    for (bool causal : {false, true}) {
+      check_case({1, 2, 1, 129, 1000, 128, causal, Layout::bshd, Layout::bshd, Layout::bshd, 0, Fill::rising, 1.0f});
+      check_case({2, 4, 2, 300, 700, 64, causal, Layout::bshd, Layout::bshd, Layout::bshd, 0, Fill::rising, 1.0f});
     }
   }
 

@@ -21,9 +21,9 @@
 /// thread holds keys 2t, 2t + 1, 8 + 2t, 9 + 2t of 16 where the A operand wants 4t to 4t + 3).
 /// Instead of moving P between threads, V^T stores the keys in that order (fp8_key()): logical key
 /// k of the product is physical key fp8_key(k), for P and V^T alike, and a sum over keys does not
-/// depend on their order. P is scaled by 2^8 before its rounding to e4m3 (P <= 1 becomes <= 256,
-/// below e4m3's 448), so that small probabilities keep their 3 bits of mantissa instead of falling
-/// below e4m3's smallest subnormal; O takes 2^-8 back.
+/// depend on their order. P is scaled by 2^8 before its rounding to e4m3 (P <= 1, the max kept
+/// exact, becomes <= 256, below e4m3's 448), so that small probabilities keep their 3 bits of
+/// mantissa instead of falling below e4m3's smallest subnormal; O takes 2^-8 back.
 ///
 /// Barriers per stage: K and V landed (TMA's byte counts), K read by both consumers, V read by the
 /// three transposing warps, V^T written by them (each thread fences its stores for the async
@@ -241,7 +241,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   }
   sm90::regs_up<S::kConsumerRegs>();
   const int w = sm90::warpgroup() - 1, t = int(threadIdx.x % 128);  // consumer warpgroup w: rows q0 + 64 w on
-  WgmmaRows<S::kD> r(blk.q0 + 64 * w);
+  WgmmaRows<S::kD, 0> r(blk.q0 + 64 * w);  // the exact max: P <= 1
   Problem ps = p;  // the softmax sees scale Q K^T in the e4m3 values' units
   ps.scale = p.scale * scales.q * scales.k;
   if (n > 0) {  // step 11's turns: turn j issues S_j (j < n) and P_{j-1} V_{j-1} (j > 0)

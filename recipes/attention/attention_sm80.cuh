@@ -228,10 +228,10 @@ struct WarpRows {
 
   /// The online softmax of the tile in base 2 (key j of the tile is k0 + j; kMask false: none
   /// masked): the raw scores' max, the new max M of c S with c = |scale| log2(e) (see load_q),
-  /// s replaced by 2^(c s - M) (an fma and an ex2), o and l rescaled by 2^(old max - M) (o only
-  /// where a factor is not 1). The mask is one integer compare per element: a row sees the keys
-  /// below its limit; a masked score becomes -inf, then 0 (also where c is 0). The quad shares
-  /// each row's max (two shuffles); l stays per thread until store().
+  /// s replaced by 2^(c s - M) (an fma and an ex2), o and l rescaled by 2^(old max - M); M moves
+  /// only when the tile's max passes it by more than kMaxSlack. The mask is one integer compare
+  /// per element: a row sees the keys below its limit; a masked score becomes -inf, then 0 (also
+  /// where c is 0). The quad shares each row's max (two shuffles); l stays per thread until store().
   template <bool kMask = true>
   __device__ __forceinline__ void softmax(const Problem& p, long long k0) {
     const int t = threadIdx.x % 4;
@@ -258,9 +258,10 @@ struct WarpRows {
           }
         mt_max = fmaxf(mt_max, __shfl_xor_sync(0xffffffffu, mt_max, 1));
         mt_max = fmaxf(mt_max, __shfl_xor_sync(0xffffffffu, mt_max, 2));
-        // fmaxf drops the NaN of c = 0 times a max of -inf (no visible key yet): M stays.
-        const float m_new = fmaxf(m[mt][hh], c * mt_max), base = m_new == -INFINITY ? 0.0f : m_new;
-        scale_old[hh] = exp2_approx(m[mt][hh] - base);  // 0 while the row has seen no key
+        // A NaN (c = 0 times a max of -inf: no visible key yet) fails the compare: M stays.
+        const float tile_max = c * mt_max, m_old = m[mt][hh];
+        const float m_new = tile_max > m_old + kMaxSlack ? tile_max : m_old, base = m_new == -INFINITY ? 0.0f : m_new;
+        scale_old[hh] = m_new == m_old ? 1.0f : exp2_approx(m_old - base);  // 0 on the first visible tile
         float sum = 0.0f;
 #pragma unroll
         for (int nb = 0; nb < kNb; ++nb)
@@ -274,8 +275,7 @@ struct WarpRows {
         l[mt][hh] = l[mt][hh] * scale_old[hh] + sum;
         m[mt][hh] = m_new;
       }
-      // Once the rows have seen a few tiles their max rarely grows: when no row of the warp's tile
-      // has a factor other than 1, the rescale of o is skipped (exactly: it would multiply by 1).
+      // No row of the warp's tile moved its max: the rescale of o would multiply by 1.
       if (__any_sync(0xffffffffu, scale_old[0] != 1.0f || scale_old[1] != 1.0f)) {
 #pragma unroll
         for (int db = 0; db < kDb; ++db)

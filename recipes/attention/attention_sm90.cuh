@@ -193,8 +193,9 @@ __device__ __forceinline__ void issue_pv(float (&o)[S::kD / 2], const unsigned (
 //! [rows]
 /// A consumer warpgroup's 64 query rows, from r0: this thread holds rows row[0] and row[1]
 /// (acc_row), their output o (the accumulators of an m64nD wgmma), running max m and sum l (of
-/// this thread's columns; the row's four threads add theirs at the end), in base 2.
-template <int D>
+/// this thread's columns; the row's four threads add theirs at the end), in base 2. The max moves
+/// only when a tile's passes it by more than kSlack (kMaxSlack; 0 for an exact max).
+template <int D, int kSlack = kMaxSlack>
 struct WgmmaRows {
   float o[D / 2] = {}, m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f}, rescale[2] = {1.0f, 1.0f};
   long long row[2], r0;
@@ -249,8 +250,8 @@ struct WgmmaRows {
         const float y = __shfl_xor_sync(0xffffffffu, mx, lane);
         mx = kMin ? fminf(mx, y) : fmaxf(mx, y);
       }
-      const float mn = fmaxf(m[hh], mx * c), base = mn == -INFINITY ? 0.0f : mn;
-      rescale[hh] = exp2_approx(m[hh] - base);
+      const float tile = mx * c, mn = tile > m[hh] + kSlack ? tile : m[hh], base = mn == -INFINITY ? 0.0f : mn;
+      rescale[hh] = mn == m[hh] ? 1.0f : exp2_approx(m[hh] - base);
       float sum = 0.0f;
 #pragma unroll
       for (int i = 0; i < 32; ++i) {
@@ -263,8 +264,10 @@ struct WgmmaRows {
     }
   }
 
-  /// The output rescaled to the newest max (before the products of the tile that set it).
+  /// The output rescaled to the newest max (before the products of the tile that set it); skipped
+  /// when no row of the warp moved its max.
   __device__ __forceinline__ void rescale_o() {
+    if (!__any_sync(0xffffffffu, rescale[0] != 1.0f || rescale[1] != 1.0f)) return;
 #pragma unroll
     for (int jj = 0; jj < D / 8; ++jj)
 #pragma unroll
