@@ -311,7 +311,7 @@ __device__ __forceinline__ float exp2_approx(float x) {
 //! [exp2]
 
 /// How far (base 2) a tile's row max may pass the running max before the tensor-core steps move it
-/// (FlashAttention-4's choice): P stays at most 2^8, o's rescale is skipped on most tiles, and o
+/// (FlashAttention-4's conditional rescale): P stays at most 2^8, o's rescale is skipped on most tiles, and o
 /// and l may hold 2^8 times the exact-max values (o overflows for |V| beyond about 2^120 / seq_kv).
 inline constexpr int kMaxSlack = 8;
 
