@@ -21,9 +21,9 @@
 /// thread holds keys 2t, 2t + 1, 8 + 2t, 9 + 2t of 16 where the A operand wants 4t to 4t + 3).
 /// Instead of moving P between threads, V^T stores the keys in that order (fp8_key()): logical key
 /// k of the product is physical key fp8_key(k), for P and V^T alike, and a sum over keys does not
-/// depend on their order. P is scaled by 2^8 before its rounding to e4m3 (P <= 1, the max kept
-/// exact, becomes <= 256, below e4m3's 448), so that small probabilities keep their 3 bits of
-/// mantissa instead of falling below e4m3's smallest subnormal; O takes 2^-8 back.
+/// depend on their order. The softmax leaves P times 2^7 (inside its exponent) with the max moved
+/// past 1 only (P <= 2, so 2^7 P <= 256, below e4m3's 448): small probabilities keep their 3 bits
+/// of mantissa instead of falling below e4m3's smallest subnormal, and the sum l carries the 2^7.
 ///
 /// Barriers per stage: K and V landed (TMA's byte counts), K read by both consumers, V read by the
 /// three transposing warps, V^T written by them (each thread fences its stores for the async
@@ -161,14 +161,14 @@ __device__ __forceinline__ void fp8_pv(float (&o)[64], const unsigned (&pa)[4][4
   sm90::wgmma_commit();
 }
 
-/// P x 2^8 (the softmax's probabilities in sc) as e4m3, in the A registers of the four k32 slices.
+/// P x 2^7 (as the softmax left it in sc) as e4m3, in the A registers of the four k32 slices.
 __device__ __forceinline__ void fp8_pack(const float (&sc)[64], unsigned (&pa)[4][4]) {
 #pragma unroll
   for (int kb = 0; kb < 4; ++kb)
 #pragma unroll
     for (int reg = 0; reg < 4; ++reg)
-      pa[kb][reg] = detail::pack_e4m3(256.0f * sc[fp8_p_index(kb, reg, 0)], 256.0f * sc[fp8_p_index(kb, reg, 1)],
-                                      256.0f * sc[fp8_p_index(kb, reg, 2)], 256.0f * sc[fp8_p_index(kb, reg, 3)]);
+      pa[kb][reg] = detail::pack_e4m3(sc[fp8_p_index(kb, reg, 0)], sc[fp8_p_index(kb, reg, 1)],
+                                      sc[fp8_p_index(kb, reg, 2)], sc[fp8_p_index(kb, reg, 3)]);
 }
 
 /// The block's barriers, per stage s: K_s and V_s landed (TMA), K_s read by both consumer
@@ -241,7 +241,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   }
   sm90::regs_up<S::kConsumerRegs>();
   const int w = sm90::warpgroup() - 1, t = int(threadIdx.x % 128);  // consumer warpgroup w: rows q0 + 64 w on
-  WgmmaRows<S::kD, 0> r(blk.q0 + 64 * w);  // the exact max: P <= 1
+  WgmmaRows<S::kD, 1, 7> r(blk.q0 + 64 * w);  // P x 2^7 <= 256
   Problem ps = p;  // the softmax sees scale Q K^T in the e4m3 values' units
   ps.scale = p.scale * scales.q * scales.k;
   if (n > 0) {  // step 11's turns: turn j issues S_j (j < n) and P_{j-1} V_{j-1} (j > 0)
@@ -252,7 +252,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     const std::uint64_t dq = Tile::template desc<false>(q + 64 * 128 * w);
     const Turns turns(w, n + 1);
     float sc[64];
-    unsigned pa[4][4];  // P x 2^8 as e4m3, k32 slice kb's A registers
+    unsigned pa[4][4];  // P x 2^7 as e4m3, k32 slice kb's A registers
     sm90::mbar_wait(&bar.k_full[0], 0);
     turns.wait();
     fp8_scores(sc, dq, Tile::template desc<false>(tile(0, 0)));
@@ -290,9 +290,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     sm90::fence_acc(r.o);
     release(&bar.vt_empty[last]);
   }
-  const float back = scales.v / 256.0f;
 #pragma unroll
-  for (int i = 0; i < 64; ++i) r.o[i] *= back;
+  for (int i = 0; i < 64; ++i) r.o[i] *= scales.v;
   r.store(p, blk, O, lse);
 #endif
 }

@@ -194,8 +194,9 @@ __device__ __forceinline__ void issue_pv(float (&o)[S::kD / 2], const unsigned (
 /// A consumer warpgroup's 64 query rows, from r0: this thread holds rows row[0] and row[1]
 /// (acc_row), their output o (the accumulators of an m64nD wgmma), running max m and sum l (of
 /// this thread's columns; the row's four threads add theirs at the end), in base 2. The max moves
-/// only when a tile's passes it by more than kSlack (kMaxSlack; 0 for an exact max).
-template <int D, int kSlack = kMaxSlack>
+/// only when a tile's passes it by more than kSlack (kMaxSlack), and P comes out times 2^kPBits (in
+/// the exponent's FFMA: no multiply; l carries it too, the LSE takes it back).
+template <int D, int kSlack = kMaxSlack, int kPBits = 0>
 struct WgmmaRows {
   float o[D / 2] = {}, m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f}, rescale[2] = {1.0f, 1.0f};
   long long row[2], r0;
@@ -256,7 +257,7 @@ struct WgmmaRows {
 #pragma unroll
       for (int i = 0; i < 32; ++i) {
         float& x = sc[4 * (i / 2) + 2 * hh + i % 2];
-        x = exp2_approx(fmaf(x, c, -base));
+        x = exp2_approx(fmaf(x, c, kPBits - base));
         sum += x;
       }
       l[hh] = l[hh] * rescale[hh] + sum;
@@ -298,7 +299,7 @@ struct WgmmaRows {
             pack_bf16(o[4 * jj + 2 * hh] * inv, o[4 * jj + 2 * hh + 1] * inv);
       if (lse != nullptr && t % 4 == 0)
         lse[(blk.b * p.heads_q + blk.h) * p.seq_q + row[hh]] =
-            sum == 0.0f ? -INFINITY : m[hh] * 0.693147180559945309f + logf(sum);
+            sum == 0.0f ? -INFINITY : (m[hh] - kPBits) * 0.693147180559945309f + logf(sum);
     }
   }
 };
