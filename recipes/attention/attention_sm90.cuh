@@ -191,11 +191,10 @@ __device__ __forceinline__ void issue_pv(float (&o)[S::kD / 2], const unsigned (
 //! [wgmma]
 
 //! [rows]
-/// A consumer warpgroup's 64 query rows, from r0: this thread holds rows row[0] and row[1]
-/// (acc_row), their output o (the accumulators of an m64nD wgmma), running max m and sum l (of
-/// this thread's columns; the row's four threads add theirs at the end), in base 2. The max moves
-/// only when a tile's passes it by more than kSlack (kMaxSlack), and P comes out times 2^kPBits (in
-/// the exponent's FFMA: no multiply; l carries it too, the LSE takes it back).
+/// A consumer warpgroup's 64 query rows, from r0: this thread holds rows row[0] and row[1] (acc_row), their
+/// output o (the accumulators of an m64nD wgmma), running max m and sum l (of this thread's columns; the row's
+/// four threads add theirs at the end), in base 2. The max moves only past kSlack (kMaxSlack); P comes out
+/// times 2^kPBits (in the exponent's FFMA, no multiply; l carries it too, the LSE takes it back).
 template <int D, int kSlack = kMaxSlack, int kPBits = 0>
 struct WgmmaRows {
   float o[D / 2] = {}, m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f}, rescale[2] = {1.0f, 1.0f};
