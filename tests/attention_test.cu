@@ -1058,36 +1058,39 @@ TEST_SUITE("host") {
 
 #if defined(SMEM_ATTENTION_SM90A)
   TEST_CASE("step 12: its units hold every query tile once, and with the causal mask the same work each") {
-    for (const att::Problem& p : order_problems()) {
-      const std::string problem = order_name(p);
-      CAPTURE(problem);
-      const att::Units units(p, 128);
-      const long long tq = att::tiles(p.seq_q, 128), heads = 1LL * p.batch * p.heads_q;
-      REQUIRE(units.count() == heads * ((tq + 1) / 2));
-      std::vector<int> seen(std::size_t(heads * tq), 0);
-      for (long long u = 0; u < units.count(); ++u) {
-        long long work = 0, first_bh = -1;
-        for (int i = 0; i < 2; ++i) {
-          long long bh = -1;
-          const long long t = units.tile(u, i, bh);
-          if (t < 0) {
-            CHECK((i == 1 && tq % 2 == 1));  // only the middle tile of an odd count stands alone
-            continue;
+    for (const att::Problem& p : order_problems())
+      for (const int rows : {att::WgmmaShape<128>::kRows, att::WgmmaShape<64>::kRows}) {
+        const std::string problem = order_name(p);
+        CAPTURE(problem);
+        CAPTURE(rows);
+        const att::Units units(p, rows);
+        const long long tq = att::tiles(p.seq_q, rows), heads = 1LL * p.batch * p.heads_q;
+        REQUIRE(units.count() == heads * ((tq + 1) / 2));
+        std::vector<int> seen(std::size_t(heads * tq), 0);
+        for (long long u = 0; u < units.count(); ++u) {
+          long long work = 0, first_bh = -1;
+          for (int i = 0; i < 2; ++i) {
+            long long bh = -1;
+            const long long t = units.tile(u, i, bh);
+            if (t < 0) {
+              CHECK((i == 1 && tq % 2 == 1));  // only the middle tile of an odd count stands alone
+              continue;
+            }
+            REQUIRE((bh >= 0 && bh < heads && t < tq));
+            if (i == 0) {
+              first_bh = bh;
+              CHECK(2 * t >= tq - 1);  // the later tile first
+            }
+            CHECK(bh == first_bh);  // both tiles of one head
+            ++seen[std::size_t(bh * tq + t)];
+            const att::QueryTile qt(p, bh, t, rows);
+            work += att::KeyTiles(p, qt.q0, qt.last, 128).end;
           }
-          REQUIRE((bh >= 0 && bh < heads && t < tq));
-          if (i == 0) {
-            first_bh = bh;
-            CHECK(2 * t >= tq - 1);  // the later tile first
-          }
-          CHECK(bh == first_bh);  // both tiles of one head
-          ++seen[std::size_t(bh * tq + t)];
-          const att::QueryTile qt(p, bh, t, 128);
-          work += att::KeyTiles(p, qt.q0, qt.last, 128).end;
+          // rows as keys per tile (head_dim 128): a unit's two tiles see tq + 1 key tiles together
+          if (rows == 128 && p.causal && p.seq_q == p.seq_kv && p.seq_q % 256 == 0) CHECK(work == tq + 1);
         }
-        if (p.causal && p.seq_q == p.seq_kv && p.seq_q % 256 == 0) CHECK(work == tq + 1);
+        CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
       }
-      CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
-    }
   }
 #endif
 

@@ -1,6 +1,6 @@
 /// \file attention_10_pingpong.cuh
-/// \brief Step 10, ping-pong (sm_90a): the two consumer warpgroups take turns at the tensor cores,
-/// so that one's softmax runs while the other's products do.
+/// \brief Step 10, ping-pong (sm_90a): the consumer warpgroups take turns at the tensor cores,
+/// so that one's softmax runs while another's products do.
 ///
 /// What changes from step 9, and why it is faster: in step 9 both consumer warpgroups wait on the
 /// same K and V stages, so they run in step: both issue S = Q K^T together, both compute their
@@ -8,7 +8,8 @@
 /// warpgroup's turn is one block of products, P_{j-1} V_{j-1} of the previous tile and S_j of this
 /// one issued back to back, and the turns alternate between the warpgroups on two hardware
 /// barriers (Turns): warpgroup 0 issues its turn and hands over; while the tensor cores
-/// run it and then warpgroup 1's turn, warpgroup 0 computes the softmax of S_j. With the softmax's
+/// run it and then warpgroup 1's turn, warpgroup 0 computes the softmax of S_j (at head_dim 64
+/// the kit's three warpgroups take turns in order). With the softmax's
 /// exponentials and the products about as long, the tensor cores go from one warpgroup's products
 /// to the other's. Moving P_{j-1} V_{j-1} into the next tile's turn costs registers, not time: P
 /// stays in registers (32 per thread) while the next scores accumulate; the output is rescaled by
@@ -32,21 +33,21 @@
 namespace smem::attention {
 
 //! [turns]
-/// Ping-pong: the two consumer warpgroups take turns at the tensor cores.
-/// Warpgroup w waits for its turn on hardware barrier 1 + w (its 128 threads and the other's 128
-/// arriving) before it issues a turn's products, and hands the turn over (arrives on the other's
-/// barrier) once they are issued; warpgroup 1 hands the first turn to warpgroup 0. Of `turns`
-/// turns each, warpgroup 1 skips its last hand-over, so that every barrier's arrivals and waits
-/// match at the end of each query tile.
+/// Ping-pong: the consumer warpgroups (`consumers` of them) take turns at the tensor cores, in order.
+/// Warpgroup w waits for its turn on hardware barrier 1 + w (its 128 threads and the previous one's
+/// 128 arriving) before it issues a turn's products, and hands the turn over (arrives on the next
+/// one's barrier) once they are issued; the last warpgroup hands the first turn to warpgroup 0. Of
+/// `turns` turns each, the last warpgroup skips its last hand-over, so that every barrier's arrivals
+/// and waits match at the end of each query tile.
 struct Turns {
-  int w;
+  int w, consumers;
   long long turns;
-  __device__ Turns(int warpgroup, long long n) : w(warpgroup), turns(n) {
-    if (w == 1 && turns > 0) hand_over(0);
+  __device__ Turns(int warpgroup, long long n, int count = 2) : w(warpgroup), consumers(count), turns(n) {
+    if (w == consumers - 1 && turns > 0) hand_over(0);
   }
   __device__ __forceinline__ void wait() const { sm90::named_barrier(1 + w, 256); }
   __device__ __forceinline__ void done(long long turn) const {
-    if (w == 0 || turn + 1 < turns) hand_over(1 - w);
+    if (w + 1 < consumers || turn + 1 < turns) hand_over((w + 1) % consumers);
   }
   __device__ __forceinline__ static void hand_over(int to) {
     asm volatile("bar.arrive %0, 256;\n" ::"r"(1 + to) : "memory");
@@ -61,7 +62,7 @@ struct Turns {
 template <class S, bool kOverlap>
 __device__ __forceinline__ void pingpong_rows(const WgmmaStages<S>& st, const bf16* Qs, WgmmaRows<S::kD>& r,
                                               const Problem& p, long long n, int w, long long g) {
-  const Turns turns(w, n + 1);
+  const Turns turns(w, n + 1, S::kConsumers);
   float sc[64];
   unsigned pa[8][4];
   st.wait(g, 0);

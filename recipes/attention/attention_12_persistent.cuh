@@ -21,11 +21,11 @@
 /// count the same, so a stage's full and empty barriers keep their phases from one item to the
 /// next. Q has two buffers: while the consumers finish item i in one, the producer loads item
 /// i + 1's Q into the other, and then its first K and V into the stages that item i releases. A Q
-/// buffer is free again (q_free, one arrival per consumer warpgroup) when both warpgroups' last
+/// buffer is free again (q_free, one arrival per consumer warpgroup) when every consumer's last
 /// products of its item are done. The consumers' loop is step 11's (step 10's kernel with the
 /// overlap), called once per item, the turns per item. Walking the schedule costs the producer
-/// thread 64-bit divisions: its warpgroup keeps 56 registers a thread (the consumers 224) instead
-/// of 24.
+/// thread 64-bit divisions: its warpgroup keeps 56 registers a thread instead of 24 (32 beside
+/// three consumers).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -39,11 +39,14 @@
 
 namespace smem::attention {
 
-/// Step 12's block: step 11's, with a second Q tile after the stages.
+/// Step 12's block: step 11's, with a second Q tile after the stages, and the producer's registers
+/// (56, or 32 beside three consumers, which then keep 160 instead of 152 and do not spill).
 template <int D>
 struct PersistentShape : WgmmaShape<D> {
   using Base = WgmmaShape<D>;
-  static constexpr unsigned kSmemBytes = Base::Tile::smem_bytes((2 + 2 * Base::kStages) * Base::kTileBytes);
+  static constexpr int kProducerRegs = Base::kConsumers == 3 ? 32 : 56;
+  static constexpr unsigned kSmemBytes =
+      Base::Tile::smem_bytes(2 * Base::kQBytes + 2 * Base::kStages * Base::kTileBytes);
 };
 
 //! [schedule]
@@ -86,13 +89,13 @@ __global__ void __launch_bounds__(S::kThreads, 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ unsigned char raw[];
   __shared__ typename WgmmaStages<S>::Bars bars;
-  __shared__ std::uint64_t q_full[2], q_free[2];  // Q buffer c % 2 landed / read by both consumers
+  __shared__ std::uint64_t q_full[2], q_free[2];  // Q buffer c % 2 landed / read by every consumer
   const WgmmaStages<S> st(raw, bars);
-  auto q_tile = [&](long long c) { return st.q + (c % 2) * (1 + 2 * S::kStages) * S::Tile::kElems; };
+  auto q_tile = [&](long long c) { return st.q + (c % 2) * (S::QTile::kElems + 2 * S::kStages * S::Tile::kElems); };
   const Units units(p, S::kRows);
   if (threadIdx.x == 0)
-    for (int i = 0; i < 2; ++i) sm90::mbar_init(&q_full[i], 1), sm90::mbar_init(&q_free[i], 2);
-  const bool consumer = split_roles<S, 56>(st, [&] {
+    for (int i = 0; i < 2; ++i) sm90::mbar_init(&q_full[i], 1), sm90::mbar_init(&q_free[i], S::kConsumers);
+  const bool consumer = split_roles<S, S::kProducerRegs>(st, [&] {
     unsigned g = 0, c = 0;  // key tiles and Q tiles streamed so far (their phases: mod 4 is enough)
     units.walk<S>(p, [&](const QueryTile& blk, long long n) {
       if (n == 0) return;  // rows that see no key: the consumers write them alone
@@ -124,11 +127,15 @@ inline Plan<WgmmaKernel> persistent_plan(const Problem& p, const bf16* Q = nullp
                                          const bf16* V = nullptr, const bf16* O = nullptr) {
   int dev = 0, sms = 1;
   if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) sms = 1;
-  const long long units = Units(p, 128).count();
   const WgmmaKernel k =
       wgmma_pick(persistent_kernel<PersistentShape<64>>, persistent_kernel<PersistentShape<128>>, p, Q, K, V, O);
-  return {units <= 0x7fffffffLL ? k : nullptr, dim3(unsigned(std::clamp<long long>(units, 1, sms))), dim3(384),
-          p.head_dim == 64 ? PersistentShape<64>::kSmemBytes : PersistentShape<128>::kSmemBytes};
+  auto plan = [&](auto shape) -> Plan<WgmmaKernel> {
+    using S = decltype(shape);
+    const long long units = Units(p, S::kRows).count();
+    return {units <= 0x7fffffffLL ? k : nullptr, dim3(unsigned(std::clamp<long long>(units, 1, sms))),
+            dim3(S::kThreads), S::kSmemBytes};
+  };
+  return p.head_dim == 64 ? plan(PersistentShape<64>{}) : plan(PersistentShape<128>{});
 }
 
 inline std::size_t persistent_workspace(const Problem&) { return 0; }

@@ -15,21 +15,25 @@
 
 namespace smem::attention {
 
-/// The Hopper block: 128 query rows (two consumer warpgroups of 64) and one producer warpgroup,
-/// tiles of 128 keys, K and V in kStages stages, head_dim D (64 or 128).
+/// The Hopper block: kConsumers consumer warpgroups of 64 query rows and one producer warpgroup,
+/// tiles of 128 keys, K and V in kStages stages, head_dim D (64 or 128). Two consumers at 128,
+/// three at 64: there a warpgroup's two products per tile take half as long as at 128 and its
+/// softmax as long, so one warpgroup's softmax needs two others' products to run under.
 template <int D>
 struct WgmmaShape {
-  static constexpr int kD = D, kRows = 128, kKeys = 128, kStages = 2, kThreads = 384;
-  using Tile = sm90::TmaTile<bf16, 128, D>;    ///< a Q, K or V tile: 128 rows, D / 64 panels
-  using Panel = sm90::TmaTile<bf16, 128, 64>;  ///< one panel: what a K-major descriptor sees
-  static constexpr unsigned kTileBytes = Tile::kElems * sizeof(bf16);
-  static constexpr unsigned kSmemBytes = Tile::smem_bytes((1 + 2 * kStages) * kTileBytes);
+  static constexpr int kD = D, kConsumers = D == 64 ? 3 : 2, kRows = 64 * kConsumers, kKeys = 128, kStages = 2,
+                       kThreads = 128 * (1 + kConsumers);
+  using QTile = sm90::TmaTile<bf16, kRows, D>;  ///< the Q tile: kRows rows, D / 64 panels
+  using Tile = sm90::TmaTile<bf16, 128, D>;     ///< a K or V tile: 128 rows
+  using Panel = sm90::TmaTile<bf16, 128, 64>;   ///< one panel: what a K-major descriptor sees
+  static constexpr unsigned kQBytes = QTile::kElems * sizeof(bf16), kTileBytes = Tile::kElems * sizeof(bf16);
+  static constexpr unsigned kSmemBytes = Tile::smem_bytes(kQBytes + 2 * kStages * kTileBytes);
 };
 
 //! [tensor maps]
 /// The tensor map of a [batch, seq, heads, D] tensor of T (bf16, or a byte type: step 14's FP8)
 /// with strides t, read in boxes of one panel: 128 bytes of head_dim (64 bf16) by `rows` rows of
-/// seq (128: steps 9 to 12's tiles), of one head and one batch, L2 fills promoted to `l2`.
+/// seq (128: steps 9 to 12's K and V tiles), of one head and one batch, L2 fills promoted to `l2`.
 /// Dimensions (head_dim, seq, heads, batch); a dimension of stride 0 becomes one of size 1 (the
 /// kernel reads coordinate 0). False if the driver refuses it.
 template <class T>
@@ -83,7 +87,7 @@ __device__ __forceinline__ void tma_rows(T* dst, const CUtensorMap* map, const S
 //! [tensor maps]
 
 /// The block's shared memory: the Q tile, then stage s's K and V tiles (kv = 0 and 1), and their
-/// mbarriers: Q landed; a stage's K or V landed (full) or read by both consumers (empty).
+/// mbarriers: Q landed; a stage's K or V landed (full) or read by every consumer (empty).
 template <class S>
 struct WgmmaStages {
   using Tile = typename S::Tile;
@@ -94,48 +98,51 @@ struct WgmmaStages {
   Bars& bar;
   __device__ WgmmaStages(unsigned char* raw, Bars& b) : q(reinterpret_cast<bf16*>(Tile::align(raw))), bar(b) {}
   /// Key tile j's K (kv = 0) or V (kv = 1), in stage j % kStages; the parity of that stage's use.
-  __device__ bf16* tile(long long j, int kv) const { return q + (1 + 2 * (j % S::kStages) + kv) * Tile::kElems; }
+  __device__ bf16* tile(long long j, int kv) const {
+    return q + S::QTile::kElems + (2 * (j % S::kStages) + kv) * Tile::kElems;
+  }
   __device__ unsigned parity(long long j) const { return unsigned(j / S::kStages & 1); }
   __device__ void init() const {
     sm90::mbar_init(&bar.q, 1);
     for (int s = 0; s < S::kStages; ++s)
-      for (int kv = 0; kv < 2; ++kv) sm90::mbar_init(&bar.full[s][kv], 1), sm90::mbar_init(&bar.empty[s][kv], 2);
+      for (int kv = 0; kv < 2; ++kv)
+        sm90::mbar_init(&bar.full[s][kv], 1), sm90::mbar_init(&bar.empty[s][kv], S::kConsumers);
     sm90::fence_barrier_init();
   }
   /// Waits until tile j's K or V has landed.
   __device__ void wait(long long j, int kv) const { sm90::mbar_wait(&bar.full[j % S::kStages][kv], parity(j)); }
-  /// Consumer thread t's warpgroup is done with tile j's K or V: one of the two arrivals it awaits.
+  /// Consumer thread t's warpgroup is done with tile j's K or V: one of the arrivals it awaits.
   __device__ void release(long long j, int kv, int t) const {
     if (t == 0) sm90::mbar_arrive(&bar.empty[j % S::kStages][kv]);
   }
 };
 
 /// The producer, one thread: item blk's Q into qs (landing on q_bar), then K_j and V_j of its n key
-/// tiles, as the block's tiles g to g + n - 1, each into its stage once both consumers have
+/// tiles, as the block's tiles g to g + n - 1, each into its stage once every consumer has
 /// released what it held kStages tiles before. A stride of 0 reads coordinate 0 of its dimension.
 template <class S>
 __device__ void produce(const CUtensorMap* q_map, const CUtensorMap* k_map, const CUtensorMap* v_map,
                         const Problem& p, const QueryTile& blk, long long n, const WgmmaStages<S>& st, bf16* qs,
                         std::uint64_t* q_bar, long long g) {
-  auto load = [&](bf16* dst, const CUtensorMap* map, const Strides& t, long long row, long long h, std::uint64_t* bar) {
-    sm90::mbar_arrive_expect_tx(bar, S::kTileBytes);
-    tma_rows<S::kD, S::Tile::kPanel>(dst, map, t, row, h, blk.b, bar);
-  };
-  load(qs, q_map, p.q, blk.q0, blk.h, q_bar);
+  sm90::mbar_arrive_expect_tx(q_bar, S::kQBytes);
+  tma_rows<S::kD, S::QTile::kPanel>(qs, q_map, p.q, blk.q0, blk.h, blk.b, q_bar);
   const CUtensorMap* map[2] = {k_map, v_map};
   const Strides* t[2] = {&p.k, &p.v};
   for (long long j = g; j < g + n; ++j)
 #pragma unroll
     for (int kv = 0; kv < 2; ++kv) {
       sm90::mbar_wait(&st.bar.empty[j % S::kStages][kv], st.parity(j) ^ 1);
-      load(st.tile(j, kv), map[kv], *t[kv], (j - g) * S::kKeys, blk.h / (p.heads_q / p.heads_kv),
-           &st.bar.full[j % S::kStages][kv]);
+      std::uint64_t* bar = &st.bar.full[j % S::kStages][kv];
+      sm90::mbar_arrive_expect_tx(bar, S::kTileBytes);
+      tma_rows<S::kD, S::Tile::kPanel>(st.tile(j, kv), map[kv], *t[kv], (j - g) * S::kKeys,
+                                       blk.h / (p.heads_q / p.heads_kv), blk.b, bar);
     }
 }
 
 //! [wgmma]
 /// S = Q K^T for warpgroup w's 64 rows and the 128 keys of Ks: D / 16 wgmma m64n128k16, Q and K
-/// both K-major from their swizzled tiles (k16 slice kk: panel kk / 4, columns 16 (kk % 4)).
+/// both K-major from their swizzled tiles (k16 slice kk: panel kk / 4, columns 16 (kk % 4); the
+/// byte offset / 16 added to each descriptor).
 /// Issued and committed as one group, not waited for. A descriptor's start address is its low 14
 /// bits (the byte address / 16), so a slice's descriptor is the tile's first plus the slice's
 /// offset / 16 (no carry below 256 KB of shared memory): one add instead of a descriptor's build.
@@ -146,8 +153,9 @@ __device__ __forceinline__ void issue_scores(float (&sc)[64], const bf16* Qs, co
   sm90::wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < S::kD / 16; ++kk) {
-    const unsigned off = unsigned((kk / 4 * S::Tile::kPanel + 16 * (kk % 4)) * int(sizeof(bf16)) / 16);
-    sm90::wgmma_m64n128k16<false>(sc, dq + off, dk + off, kk > 0);
+    const unsigned col = 16 * (kk % 4), q = (kk / 4 * S::QTile::kPanel + col) * 2 / 16,
+                   k = (kk / 4 * S::Tile::kPanel + col) * 2 / 16;
+    sm90::wgmma_m64n128k16<false>(sc, dq + q, dk + k, kk > 0);
   }
   sm90::wgmma_commit();
 }
@@ -305,8 +313,8 @@ struct WgmmaRows {
 //! [rows]
 
 /// A Hopper kernel's roles: thread 0 initializes the barriers; the producer warpgroup keeps
-/// kProducerRegs registers a thread, its first thread runs `producer`, and it returns false; a
-/// consumer warpgroup takes the rest of the SM's 64K (a multiple of 8 a thread) and returns true.
+/// kProducerRegs registers a thread, its first thread runs `producer`, and it returns false; the
+/// consumer warpgroups share the rest of the SM's 64K (a multiple of 8 a thread) and return true.
 template <class S, int kProducerRegs = 24, class Producer>
 __device__ __forceinline__ bool split_roles(const WgmmaStages<S>& st, Producer producer) {
   if (threadIdx.x == 0) st.init();
@@ -316,7 +324,7 @@ __device__ __forceinline__ bool split_roles(const WgmmaStages<S>& st, Producer p
     if (threadIdx.x == 0) producer();
     return false;
   }
-  sm90::regs_up<(512 - kProducerRegs) / 2 / 8 * 8>();
+  sm90::regs_up<(512 - kProducerRegs) / S::kConsumers / 8 * 8>();
   return true;
 }
 
@@ -350,13 +358,18 @@ inline WgmmaKernel wgmma_pick(WgmmaKernel k64, WgmmaKernel k128, const Problem& 
 /// 2^31 - 1 blocks.
 inline Plan<WgmmaKernel> wgmma_grid_plan(WgmmaKernel k64, WgmmaKernel k128, const Problem& p, const bf16* Q,
                                          const bf16* K, const bf16* V, const bf16* O) {
-  return grid_plan(wgmma_pick(k64, k128, p, Q, K, V, O), 1LL * p.batch * p.heads_q * tiles(p.seq_q, 128), dim3(384),
-                   p.head_dim == 64 ? WgmmaShape<64>::kSmemBytes : WgmmaShape<128>::kSmemBytes);
+  const WgmmaKernel k = wgmma_pick(k64, k128, p, Q, K, V, O);
+  auto plan = [&](auto shape) {
+    using S = decltype(shape);
+    return grid_plan(k, 1LL * p.batch * p.heads_q * tiles(p.seq_q, S::kRows), dim3(S::kThreads), S::kSmemBytes);
+  };
+  return p.head_dim == 64 ? plan(WgmmaShape<64>{}) : plan(WgmmaShape<128>{});
 }
 
 /// The tensor maps of Q, K and V into m (false if the driver refuses one).
 inline bool wgmma_maps(const Problem& p, const bf16* Q, const bf16* K, const bf16* V, CUtensorMap (&m)[3]) {
-  return head_map(&m[0], Q, p.batch, p.seq_q, p.heads_q, p.head_dim, p.q) &&
+  const unsigned q_rows = p.head_dim == 64 ? WgmmaShape<64>::kRows : WgmmaShape<128>::kRows;
+  return head_map(&m[0], Q, p.batch, p.seq_q, p.heads_q, p.head_dim, p.q, q_rows) &&
          head_map(&m[1], K, p.batch, p.seq_kv, p.heads_kv, p.head_dim, p.k) &&
          head_map(&m[2], V, p.batch, p.seq_kv, p.heads_kv, p.head_dim, p.v);
 }
