@@ -1317,7 +1317,7 @@ void check_fp8(const Case& c) {
 
 TEST_SUITE("gpu") {
 #if defined(SMEM_ATTENTION_SM90A)
-  TEST_CASE("step 14 (FP8): odd lengths, causal rows without keys, GQA, [b, h, s, d], NaN, against float64") {
+  TEST_CASE("step 14 (FP8): odd lengths, causal rows without keys, GQA, [b, h, s, d], NaN, rising, against float64") {
     using L = Layout;
     for (const Case& c : std::vector<Case>{
              {1, 2, 1, 1, 1, 128, false, L::bshd, L::bshd, L::bshd},
@@ -1331,6 +1331,8 @@ TEST_SUITE("gpu") {
     Case nan{1, 2, 1, 200, 300, 128, false, L::bshd, L::bshd, L::bshd};
     nan.fill = Fill::nan_row;
     check_fp8(nan);
+    for (bool causal : {false, true})  // rising scores: the max moves on each 128-key tile (past the slack of 1)
+      check_fp8({1, 2, 1, 129, 1000, 128, causal, L::bshd, L::bshd, L::bshd, 0, Fill::rising, 1.0f});
   }
 #endif
   TEST_CASE("attention: every variant, every case, element by element against float64") {
