@@ -146,16 +146,16 @@ const std::map<std::string, Excess>& known_excess() {
       {"attention_07_decode.cuh", {934, "two kernels of its own (the chunks and their merge) and the merge of the four "
                                         "warps' partial results inside a block, over the kit's warp tile"}},
       {"attention_08_tuned.cuh", {915, warp_tile}},
-      {"attention_09_wgmma.cuh", {1037, hopper}},
-      {"attention_10_pingpong.cuh", {1080, hopper}},
-      {"attention_11_overlap.cuh", {1119, hopper}},
-      {"attention_12_persistent.cuh", {1229, "its schedule and second Q buffer (149 lines) over step 10's turns and "
+      {"attention_09_wgmma.cuh", {1040, hopper}},
+      {"attention_10_pingpong.cuh", {1083, hopper}},
+      {"attention_11_overlap.cuh", {1122, hopper}},
+      {"attention_12_persistent.cuh", {1232, "its schedule and second Q buffer (149 lines) over step 10's turns and "
                                              "the Hopper kit, the Hopper core and the family's contract"}},
-      {"attention_13_tma_decode.cuh", {1696, "the bridge between the kits, as tc_gemm's step 8: TMA loads (the Hopper "
+      {"attention_13_tma_decode.cuh", {1699, "the bridge between the kits, as tc_gemm's step 8: TMA loads (the Hopper "
                                              "kit) feed step 7's mma.sync warps (the Ampere kit), and step 7's split "
                                              "and merges come with it",
                                        {"attention_sm80.cuh"}}},
-      {"attention_14_fp8.cuh", {1412, "its FP8 products, the V transpose and their barriers (333 lines) over step "
+      {"attention_14_fp8.cuh", {1415, "its FP8 products, the V transpose and their barriers (333 lines) over step "
                                       "10's turns, the Hopper kit (the maps, a warpgroup's rows and softmax), the "
                                       "Hopper core and the family's contract"}},
       {"tc_gemm_06_multistage.cuh", {730, "uses nearly all of its set: its cp.async copies, the sm80 kit and the "

@@ -314,7 +314,9 @@ struct WgmmaRows {
 
 /// A Hopper kernel's roles: thread 0 initializes the barriers; the producer warpgroup keeps
 /// kProducerRegs registers a thread, its first thread runs `producer`, and it returns false; the
-/// consumer warpgroups share the rest of the SM's 64K (a multiple of 8 a thread) and return true.
+/// consumer warpgroups share what the block holds from its launch (64K over its threads) less the
+/// producer's, a multiple of 8 a thread, and return true (`setmaxnreg.inc` waits for free
+/// registers: asking past what the producer gave back hangs).
 template <class S, int kProducerRegs = 24, class Producer>
 __device__ __forceinline__ bool split_roles(const WgmmaStages<S>& st, Producer producer) {
   if (threadIdx.x == 0) st.init();
@@ -324,7 +326,8 @@ __device__ __forceinline__ bool split_roles(const WgmmaStages<S>& st, Producer p
     if (threadIdx.x == 0) producer();
     return false;
   }
-  sm90::regs_up<(512 - kProducerRegs) / S::kConsumers / 8 * 8>();
+  constexpr int kLaunch = 65536 / S::kThreads / 8 * 8;
+  sm90::regs_up<(kLaunch * (1 + S::kConsumers) - kProducerRegs) / S::kConsumers / 8 * 8>();
   return true;
 }
 
