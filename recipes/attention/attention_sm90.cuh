@@ -141,8 +141,7 @@ __device__ void produce(const CUtensorMap* q_map, const CUtensorMap* k_map, cons
 
 //! [wgmma]
 /// S = Q K^T for warpgroup w's 64 rows and the 128 keys of Ks: D / 16 wgmma m64n128k16, Q and K
-/// both K-major from their swizzled tiles (k16 slice kk: panel kk / 4, columns 16 (kk % 4); the
-/// byte offset / 16 added to each descriptor).
+/// both K-major from their swizzled tiles (k16 slice kk: panel kk / 4, columns 16 (kk % 4)).
 /// Issued and committed as one group, not waited for. A descriptor's start address is its low 14
 /// bits (the byte address / 16), so a slice's descriptor is the tile's first plus the slice's
 /// offset / 16 (no carry below 256 KB of shared memory): one add instead of a descriptor's build.
@@ -153,8 +152,9 @@ __device__ __forceinline__ void issue_scores(float (&sc)[64], const bf16* Qs, co
   sm90::wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < S::kD / 16; ++kk) {
-    const unsigned col = 16 * (kk % 4), q = (kk / 4 * S::QTile::kPanel + col) * 2 / 16,
-                   k = (kk / 4 * S::Tile::kPanel + col) * 2 / 16;
+    const unsigned col = 16 * (kk % 4), bytes = sizeof(bf16);
+    const unsigned q = (kk / 4 * S::QTile::kPanel + col) * bytes / 16;
+    const unsigned k = (kk / 4 * S::Tile::kPanel + col) * bytes / 16;
     sm90::wgmma_m64n128k16<false>(sc, dq + q, dk + k, kk > 0);
   }
   sm90::wgmma_commit();
