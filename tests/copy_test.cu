@@ -155,7 +155,7 @@ const std::map<std::string, Excess>& known_excess() {
                                              "kit) feed step 7's mma.sync warps (the Ampere kit), and step 7's split "
                                              "and merges come with it",
                                        {"attention_sm80.cuh"}}},
-      {"attention_14_fp8.cuh", {1415, "its FP8 products, the V transpose and their barriers (333 lines) over step "
+      {"attention_14_fp8.cuh", {1415, "its FP8 products, the V transpose and their barriers (332 lines) over step "
                                       "10's turns, the Hopper kit (the maps, a warpgroup's rows and softmax), the "
                                       "Hopper core and the family's contract"}},
       {"tc_gemm_06_multistage.cuh", {730, "uses nearly all of its set: its cp.async copies, the sm80 kit and the "
