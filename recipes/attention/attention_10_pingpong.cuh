@@ -2,19 +2,18 @@
 /// \brief Step 10, ping-pong (sm_90a): the consumer warpgroups take turns at the tensor cores,
 /// so that one's softmax runs while another's products do.
 ///
-/// What changes from step 9, and why it is faster: in step 9 both consumer warpgroups wait on the
-/// same K and V stages, so they run in step: both issue S = Q K^T together, both compute their
-/// softmax together while the tensor cores have nothing to do, both issue P V together. Here a
+/// What changes from step 9, and why it is faster: in step 9 the consumer warpgroups wait on the
+/// same K and V stages, so they run in step: all issue S = Q K^T together, all compute their
+/// softmax together while the tensor cores have nothing to do, all issue P V together. Here a
 /// warpgroup's turn is one block of products, P_{j-1} V_{j-1} of the previous tile and S_j of this
-/// one issued back to back, and the turns alternate between the warpgroups on two hardware
-/// barriers (Turns): warpgroup 0 issues its turn and hands over; while the tensor cores
-/// run it and then warpgroup 1's turn, warpgroup 0 computes the softmax of S_j (at head_dim 64
-/// the kit's three warpgroups take turns in order). With the softmax's
-/// exponentials and the products about as long, the tensor cores go from one warpgroup's products
-/// to the other's. Moving P_{j-1} V_{j-1} into the next tile's turn costs registers, not time: P
-/// stays in registers (32 per thread) while the next scores accumulate; the output is rescaled by
-/// the new max just before the product that adds to it. K_j's stage is released once S_j is done,
-/// V_{j-1}'s once its product is.
+/// one issued back to back, and the turns go round the warpgroups on hardware barriers (Turns):
+/// warpgroup 0 issues its turn and hands over; while the tensor cores run it and the other
+/// warpgroups' turns (one more at head_dim 128, two at 64), warpgroup 0 computes the softmax of
+/// S_j. With the softmax's exponentials and the products about as long, the tensor cores go from
+/// one warpgroup's products to the next one's. Moving P_{j-1} V_{j-1} into the next tile's turn
+/// costs registers, not time: P stays in registers (32 per thread) while the next scores
+/// accumulate; the output is rescaled by the new max just before the product that adds to it. K_j's
+/// stage is released once S_j is done, V_{j-1}'s once its product is.
 ///
 /// The kernel takes kOverlap for step 11, which waits for S_j alone and lets P_{j-1} V_{j-1} run
 /// under the softmax; here (false) a turn's products are waited for together.
