@@ -385,6 +385,38 @@ void register_candidates(const Shape& s) {
   register_candidate<128, 1, 128, 4, 1, 1>(s);
 }
 
+#if defined(SMEM_ATTENTION_SM90A)
+// With SMEM_TUNE=1: step 15's candidate blocks (step 11's or 12's kernel), named
+// tune_hopper_<consumer warpgroups>_<stages>_<persistent>.
+template <int D, int C, int STAGES, int PERSISTENT>
+void register_hopper_candidate(const Shape& s) {
+  if (s.d != D || decode(s)) return;
+  const std::string v =
+      "tune_hopper_" + std::to_string(C) + "_" + std::to_string(STAGES) + "_" + std::to_string(PERSISTENT);
+  register_one(v, s, false, [=](benchmark::State& state, Tensors& t) {
+    const att::Problem p = problem(s);
+    constexpr auto plan = att::hopper_plan_with<D, C, STAGES, PERSISTENT>;
+    measure(state, s, [&] {
+      return att::wgmma_launch(plan, p, t.Q.get(), t.K.get(), t.V.get(), t.O.get(), t.lse.get(), nullptr);
+    });
+    smem::bench::set_kernel_counters(state, plan(p, t.Q.get(), t.K.get(), t.V.get(), t.O.get()));
+  });
+}
+void register_hopper_candidates(const Shape& s) {
+  register_hopper_candidate<64, 2, 2, 0>(s);
+  register_hopper_candidate<64, 2, 3, 0>(s);
+  register_hopper_candidate<64, 2, 2, 1>(s);
+  register_hopper_candidate<64, 3, 2, 0>(s);
+  register_hopper_candidate<64, 3, 3, 0>(s);
+  register_hopper_candidate<64, 3, 4, 0>(s);
+  register_hopper_candidate<64, 3, 2, 1>(s);
+  register_hopper_candidate<64, 3, 3, 1>(s);
+  register_hopper_candidate<128, 2, 2, 0>(s);
+  register_hopper_candidate<128, 2, 3, 0>(s);
+  register_hopper_candidate<128, 2, 2, 1>(s);
+}
+#endif
+
 void register_unfused(const Shape& s) {
   register_one("unfused", s, false, [=](benchmark::State& state, Tensors& t) {
     static const std::string mismatch = unfused_mismatch();
@@ -521,6 +553,7 @@ const bool registered = [] {
     }
 #if defined(SMEM_ATTENTION_SM90A)
     register_fp8(s);
+    if (tune) register_hopper_candidates(s);
 #endif
     if (tune) register_candidates(s);
   }

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -351,10 +352,39 @@ bool all_nan(const std::vector<float>& x) {
   return std::all_of(x.begin(), x.end(), [](float f) { return std::isnan(f); });
 }
 
-/// Every variant on case c: fresh inputs, one float64 reference, and per variant a NaN-poisoned,
-/// guarded O and LSE and a NaN-poisoned workspace of workspace(v, p) bytes. K and V are null when
-/// seq_kv == 0. A variant that does not take the case (takes()) must refuse it and write nothing.
-void check_case(const Case& c) {
+/// A launcher under test: its name, whether it takes p at these pointers (Q, K, V, O), its
+/// workspace's bytes for p, and the launch (p, Q, K, V, O, lse, workspace, bytes).
+struct Launcher {
+  std::string name;
+  std::function<bool(const att::Problem&, const bf16*, const bf16*, const bf16*, const bf16*)> takes;
+  std::function<std::size_t(const att::Problem&)> workspace;
+  std::function<cudaError_t(const att::Problem&, const bf16*, const bf16*, const bf16*, bf16*, float*, void*,
+                            std::size_t)>
+      run;
+};
+
+/// Every variant of the step list.
+const std::vector<Launcher>& variants() {
+  static const std::vector<Launcher> all = [] {
+    std::vector<Launcher> v;
+    for (auto x : att::kAllVariants)
+      v.push_back({att::name(x),
+                   [x](const att::Problem& p, const bf16* Q, const bf16* K, const bf16* V, const bf16* O) {
+                     return takes(x, p, Q, K, V, O);
+                   },
+                   [x](const att::Problem& p) { return att::workspace(x, p); },
+                   [x](const att::Problem& p, const bf16* Q, const bf16* K, const bf16* V, bf16* O, float* lse,
+                       void* w, std::size_t bytes) { return att::run(x, p, Q, K, V, O, lse, w, bytes); }});
+    return v;
+  }();
+  return all;
+}
+
+/// Every launcher (by default every variant) on case c: fresh inputs, one float64 reference, and
+/// per launcher a NaN-poisoned, guarded O and LSE and a NaN-poisoned workspace of its bytes. K and
+/// V are null when seq_kv == 0. A launcher that does not take the case must refuse it and write
+/// nothing.
+void check_case(const Case& c, const std::vector<Launcher>& launchers = variants()) {
   CAPTURE(c.batch);
   CAPTURE(c.heads_q);
   CAPTURE(c.heads_kv);
@@ -381,22 +411,22 @@ void check_case(const Case& c) {
   const bf16* V = c.seq_kv == 0 ? nullptr : dv.get() + c.offset;
   GuardedBuffer<bf16> O(std::size_t(c.offset + std::max(extent(p.batch, p.seq_q, p.heads_q, p.head_dim, p.o), 1LL)));
   GuardedBuffer<float> L(std::max<std::size_t>(std::size_t(p.batch) * p.heads_q * p.seq_q, 1));
-  for (auto v : att::kAllVariants) {
-    const std::string variant = att::name(v);
+  for (const Launcher& x : launchers) {
+    const std::string variant = x.name;
     CAPTURE(variant);
     O.poison();
     L.poison();
-    const std::size_t bytes = att::workspace(v, p);
+    const std::size_t bytes = x.workspace(p);
     DeviceBuffer<unsigned char> w(bytes);
     w.poison();
-    const cudaError_t e = att::run(v, p, Q, K, V, O.get() + c.offset, c.with_lse ? L.get() : nullptr, w.get(), bytes);
+    const cudaError_t e = x.run(p, Q, K, V, O.get() + c.offset, c.with_lse ? L.get() : nullptr, w.get(), bytes);
     SMEM_CUDA_CHECK(cudaDeviceSynchronize());
     CHECK(cudaGetLastError() == cudaSuccess);
     CHECK(O.guards_intact());
     CHECK(L.guards_intact());
     const auto lse = L.download(0, L.size());
     const Output o = read_output(p, O, c.offset);
-    if (e == cudaErrorInvalidValue && !takes(v, p, Q, K, V, O.get() + c.offset)) {  // refused: nothing written
+    if (e == cudaErrorInvalidValue && !x.takes(p, Q, K, V, O.get() + c.offset)) {  // refused: nothing written
       CHECK(o.stray == 0);
       CHECK(std::all_of(o.rows.begin(), o.rows.end(), poisoned));
       CHECK(all_nan(lse));
@@ -1315,6 +1345,24 @@ void check_fp8(const Case& c) {
 }
 #endif
 
+#if defined(SMEM_ATTENTION_SM90A)
+/// Step 15's block of head_dim D, C consumer warpgroups and STAGES stages, on step 12's kernel
+/// (PERSISTENT) or step 11's, as a launcher; it takes what its plan takes with 16-byte aligned rows.
+template <int D, int C, int STAGES, int PERSISTENT>
+Launcher hopper_block() {
+  constexpr auto plan = att::hopper_plan_with<D, C, STAGES, PERSISTENT>;
+  return {"hopper_plan_with<" + std::to_string(D) + ", " + std::to_string(C) + ", " + std::to_string(STAGES) + ", " +
+              std::to_string(PERSISTENT) + ">",
+          [plan](const att::Problem& p, const bf16* Q, const bf16* K, const bf16* V, const bf16* O) {
+            return plan(p, nullptr, nullptr, nullptr, nullptr).kernel != nullptr && att::rows16(Q, p.q) &&
+                   att::rows16(K, p.k) && att::rows16(V, p.v) && att::rows16(O, p.o);
+          },
+          [](const att::Problem&) { return std::size_t(0); },
+          [plan](const att::Problem& p, const bf16* Q, const bf16* K, const bf16* V, bf16* O, float* lse, void*,
+                 std::size_t) { return att::wgmma_launch(plan, p, Q, K, V, O, lse, nullptr); }};
+}
+#endif
+
 TEST_SUITE("gpu") {
 #if defined(SMEM_ATTENTION_SM90A)
   TEST_CASE("step 14 (FP8): odd lengths, causal rows without keys, GQA, [b, h, s, d], NaN, rising, against float64") {
@@ -1338,6 +1386,24 @@ TEST_SUITE("gpu") {
   TEST_CASE("attention: every variant, every case, element by element against float64") {
     for (const auto& c : cases()) check_case(c);
   }
+#if defined(SMEM_ATTENTION_SM90A)
+  // Which block step 15 runs depends on the GPU: these run every GPU's table entries, and blocks
+  // of the tuner's candidates off the kit's shapes (two consumers at head_dim 64, three stages, step
+  // 12's kernel with either), on every case and on scores that rise along the keys.
+  TEST_CASE("step 15: the Hopper table's blocks, every GPU's, and the tuner's others, against float64") {
+    std::vector<Launcher> blocks = {hopper_block<64, 2, 3, 0>(), hopper_block<64, 2, 2, 1>(),
+                                    hopper_block<64, 3, 3, 1>(), hopper_block<128, 2, 3, 0>()};
+#define SMEM_ATTENTION_HOPPER_CASE(CC, SMS, SMEM, REGS, HD, CAUSAL, C, STAGES, PERSISTENT) \
+  blocks.push_back(hopper_block<HD, C, STAGES, PERSISTENT>());
+    SMEM_ATTENTION_HOPPER_TABLE(SMEM_ATTENTION_HOPPER_CASE)
+#undef SMEM_ATTENTION_HOPPER_CASE
+    for (const auto& c : cases()) check_case(c, blocks);
+    for (bool causal : {false, true})
+      for (int d : {64, 128})
+        check_case({1, 2, 1, 129, 1000, d, causal, Layout::bshd, Layout::bshd, Layout::bshd, 0, Fill::rising, 1.0f},
+                   blocks);
+  }
+#endif
 
   // Integer Q and K with scale 128: every score is a multiple of 128 computed exactly in fp32, of
   // magnitude up to 2.6e5, and the max subtraction must keep exp finite; O is the mean of the V

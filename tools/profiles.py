@@ -54,6 +54,8 @@ PROFILES = {
     "attention-ceilings": ("mma_sync_ex2.txt", "[mma.sync bf16", "[mma.sync + "),
     "attention-ncu": ("attention_ncu.txt", "Nsight", "  "),
     "attention-hopper-ncu": ("attention_hopper_ncu.txt", "Nsight", "  "),
+    "attention-hopper-tune": ("attention_tune_hopper.log", "TFLOP/s", "  "),
+    "attention-cluster": ("attention_cluster.txt", "[clusters", "hd"),
 }
 
 

@@ -34,7 +34,8 @@ WRITES = {
     "test": ["bad_inputs.md"],
     "sanitize": ["sanitize.txt"],
     # per table of tools/tune.py: json, log, csv
-    "tune": ["gemm_tune.*", "gemm_tune_split.*", "tc_gemm_tune.*", "tc_gemm_tune_hopper.*", "attention_tune.*"],
+    "tune": ["gemm_tune.*", "gemm_tune_split.*", "tc_gemm_tune.*", "tc_gemm_tune_hopper.*", "attention_tune.*",
+             "attention_tune_hopper.*"],
     "probe": ["{probe}.*"],
 }
 

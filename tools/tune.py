@@ -22,7 +22,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAST = 9223372036854775807
 # fields: a candidate's name without `tune_` (the gemm csv of the first runs has / between the tiles);
 # smem: its stages' bytes, from its fields.
-# klass: the class of a shape (entries are per class); exact: an entry covers its class only (no bound).
+# klass: the class of a shape (entries are per class; a tuple: the entry's leading fields); exact: an entry
+# covers its class only (no bound).
 Table = collections.namedtuple("Table", "family name header fields filter reps baseline threshold between smem klass "
                                         "exact", defaults=(lambda s: s[0] * s[1], False))
 TABLES = [
@@ -45,6 +46,11 @@ TABLES = [
           r"(\d+)x(\d+)x(\d+)x(\d+)(?:x(\d+))?",
           "attention/(tuned|tune_[0-9x]+)/hd[0-9]+/(full|causal)/[0-9]+x[0-9]+x[0-9]+x(1024|2048|4096|8192|16384)x",
           3, "tuned", 0.02, False, lambda f: 16 * f[0] * f[2] + 4 * f[1], lambda s: s[0], True),
+    # consumer warpgroups, stages, persistent (step 12's kernel); an entry per head_dim and mask
+    Table("attention", "attention_tune_hopper", "recipes/attention/attention_15_hopper_tuned.cuh",
+          r"hopper_(\d+)_(\d+)_(\d+)",
+          "attention/(hopper_tuned|tune_hopper_[0-9_]+)/hd[0-9]+/(full|causal)/[0-9]+x[0-9]+x[0-9]+x(1024|2048|4096|8192|16384)x",
+          3, "hopper_tuned", 0.02, False, lambda f: 256 * f[1] + 64 * f[0] * (1 + f[2]), lambda s: (s[0], s[1]), True),
 ]
 MARKED = re.compile(r"(// BEGIN TUNED[A-Z ]* TABLE\n)#define (\w+)\(X\)(.*?)\n(// END TUNED)", re.S)
 
@@ -119,7 +125,8 @@ def with_entries(t, text, key, picks):
     m = MARKED.search(text)
     prefix = "X(" + ", ".join(map(str, key)) + ","
     lines = [e for e in (l.rstrip(" \\").strip() for l in m[3].splitlines()) if e and not e.startswith(prefix)]
-    lines = [f"#define {m[2]}(X)"] + lines + [f"{prefix} {mn}LL, " + ", ".join(map(str, fields(t, v))) + ")"
+    cls = lambda mn: ", ".join(map(str, mn)) if isinstance(mn, tuple) else f"{mn}LL"  # a class's fields, or a bound
+    lines = [f"#define {m[2]}(X)"] + lines + [f"{prefix} {cls(mn)}, " + ", ".join(map(str, fields(t, v))) + ")"
                                               for mn, v, _ in picks]
     lines = [lines[0]] + ["  " + l for l in lines[1:]]
     col = max(len(lines[0]) - 1, *(len(l) - 2 for l in lines[1:])) + 3

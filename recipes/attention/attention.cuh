@@ -27,6 +27,7 @@
 #include "attention_12_persistent.cuh"
 #include "attention_13_tma_decode.cuh"
 #include "attention_14_fp8.cuh"
+#include "attention_15_hopper_tuned.cuh"
 #endif
 
 /// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher
@@ -63,7 +64,11 @@
   X(12, persistent, "attention_12_persistent.cuh",                                                      \
     "Persistent blocks: one per SM on pairs of query tiles of equal work, the next tile's loads under this one.") \
   X(13, tma_decode, "attention_13_tma_decode.cuh",                                                      \
-    "Hopper decode: step 7's split-KV, K and V by TMA into a ring of stages, one producer thread.")
+    "Hopper decode: step 7's split-KV, K and V by TMA into a ring of stages, one producer thread.")   \
+  X(15, hopper_heuristic, "attention_15_hopper_tuned.cuh",                                              \
+    "Step 12's kernel for the causal mask, step 11's otherwise, with the kit's block for the head_dim.") \
+  X(15, hopper_tuned, "attention_15_hopper_tuned.cuh",                                                  \
+    "Step 11's or 12's kernel, consumer warpgroups and stages as ./cookbook tune attention measured fastest on this GPU.")
 #else
 #define SMEM_ATTENTION_HOPPER_STEPS(X)
 #endif

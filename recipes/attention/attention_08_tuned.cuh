@@ -46,23 +46,6 @@ struct TunedShape : PipelinedShape<D, MT, KEYS, WARPS, QREGS != 0, MINB> {
   static constexpr bool kAcrossHeads = true;
 };
 
-/// What decides the best shape on a GPU (all zero if the device cannot be queried).
-struct GpuKey {
-  int cc = 0, sms = 0, smem_per_sm = 0, regs_per_sm = 0;
-};
-inline GpuKey gpu_key() {
-  int dev = 0, major = 0, minor = 0;
-  GpuKey k;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) ||
-      cudaDeviceGetAttribute(&k.sms, cudaDevAttrMultiProcessorCount, dev) ||
-      cudaDeviceGetAttribute(&k.smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) ||
-      cudaDeviceGetAttribute(&k.regs_per_sm, cudaDevAttrMaxRegistersPerMultiprocessor, dev))
-    return GpuKey{};
-  k.cc = major * 10 + minor;
-  return k;
-}
-
 /// The plan of step 6's kernel with shape S (at S's head_dim; null at another).
 template <class S>
 Plan<RowKernel> tuned_plan_with(const Problem& p, const bf16* Q, const bf16* K, const bf16* V, const bf16* O) {

@@ -39,12 +39,13 @@
 
 namespace smem::attention {
 
-/// Step 12's block: step 11's, with a second Q tile after the stages, and the producer's registers
-/// (56, or 32 beside three consumers, which then keep 160 instead of 152 and do not spill).
-template <int D>
-struct PersistentShape : WgmmaShape<D> {
-  using Base = WgmmaShape<D>;
-  static constexpr int kProducerRegs = Base::kConsumers == 3 ? 32 : 56;
+/// Step 12's block: step 11's (C consumers, STAGES stages: the kit's by default), with a second Q
+/// tile after the stages, and the producer's registers (56, or 32 beside three consumers, which
+/// then keep 160 instead of 152 and do not spill).
+template <int D, int C = WgmmaShape<D>::kConsumers, int STAGES = 2>
+struct PersistentShape : WgmmaShape<D, C, STAGES> {
+  using Base = WgmmaShape<D, C, STAGES>;
+  static constexpr int kProducerRegs = C == 3 ? 32 : 56;
   static constexpr unsigned kSmemBytes =
       Base::Tile::smem_bytes(2 * Base::kQBytes + 2 * Base::kStages * Base::kTileBytes);
 };
@@ -121,21 +122,22 @@ __global__ void __launch_bounds__(S::kThreads, 1)
 }
 //! [persistent kernel]
 
-/// Step 12's plan: one block per SM (at most one per unit), with two Q tiles' shared memory; null
-/// as wgmma_pick, or for more than 2^31 - 1 units.
+/// The plan of kernel k of shape S: one block per SM (at most one per unit), with two Q tiles'
+/// shared memory; null for more than 2^31 - 1 units.
+template <class S>
+Plan<WgmmaKernel> persistent_plan_of(WgmmaKernel k, const Problem& p) {
+  const long long units = Units(p, S::kRows).count(), sms = std::max(gpu_key().sms, 1);
+  return {units <= 0x7fffffffLL ? k : nullptr, dim3(unsigned(std::clamp<long long>(units, 1, sms))),
+          dim3(S::kThreads), S::kSmemBytes};
+}
+
+/// Step 12's plan: as persistent_plan_of, the kit's shapes; null as wgmma_pick.
 inline Plan<WgmmaKernel> persistent_plan(const Problem& p, const bf16* Q = nullptr, const bf16* K = nullptr,
                                          const bf16* V = nullptr, const bf16* O = nullptr) {
-  int dev = 0, sms = 1;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) sms = 1;
   const WgmmaKernel k =
       wgmma_pick(persistent_kernel<PersistentShape<64>>, persistent_kernel<PersistentShape<128>>, p, Q, K, V, O);
-  auto plan = [&](auto shape) -> Plan<WgmmaKernel> {
-    using S = decltype(shape);
-    const long long units = Units(p, S::kRows).count();
-    return {units <= 0x7fffffffLL ? k : nullptr, dim3(unsigned(std::clamp<long long>(units, 1, sms))),
-            dim3(S::kThreads), S::kSmemBytes};
-  };
-  return p.head_dim == 64 ? plan(PersistentShape<64>{}) : plan(PersistentShape<128>{});
+  return p.head_dim == 64 ? persistent_plan_of<PersistentShape<64>>(k, p)
+                          : persistent_plan_of<PersistentShape<128>>(k, p);
 }
 
 inline std::size_t persistent_workspace(const Problem&) { return 0; }

@@ -294,6 +294,24 @@ cudaError_t launch(const Plan<Kernel>& p, cudaStream_t stream, A... args) {
 }
 //! [plan]
 
+/// What decides the best shape on a GPU, as steps 8 and 15 key their tables (all zero if the
+/// device cannot be queried): five attribute queries, no synchronization.
+struct GpuKey {
+  int cc = 0, sms = 0, smem_per_sm = 0, regs_per_sm = 0;
+};
+inline GpuKey gpu_key() {
+  int dev = 0, major = 0, minor = 0;
+  GpuKey k;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) ||
+      cudaDeviceGetAttribute(&k.sms, cudaDevAttrMultiProcessorCount, dev) ||
+      cudaDeviceGetAttribute(&k.smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) ||
+      cudaDeviceGetAttribute(&k.regs_per_sm, cudaDevAttrMaxRegistersPerMultiprocessor, dev))
+    return GpuKey{};
+  k.cc = major * 10 + minor;
+  return k;
+}
+
 /// Two floats as a bf16 pair, x in the low half (the lower column or k index).
 __device__ __forceinline__ unsigned pack_bf16(float x, float y) {
   const __nv_bfloat162 v = __floats2bfloat162_rn(x, y);

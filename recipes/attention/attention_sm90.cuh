@@ -1,5 +1,5 @@
 /// \file attention_sm90.cuh
-/// \brief The Hopper kit of the attention family (sm_90a), what steps 9 to 12 share, on the
+/// \brief The Hopper kit of the attention family (sm_90a), what steps 9 to 12 and 15 share, on the
 /// project's Hopper core (sm90/sm90.cuh): the block's shape and its tensor maps over (head_dim,
 /// seq, heads, batch), the producer that streams Q, K and V by TMA into a ring of stages, the two
 /// products as `wgmma`, a consumer warpgroup's 64 query rows with their online softmax and
@@ -15,14 +15,14 @@
 
 namespace smem::attention {
 
-/// The Hopper block: kConsumers consumer warpgroups of 64 query rows and one producer warpgroup,
-/// tiles of 128 keys, K and V in kStages stages, head_dim D (64 or 128). Two consumers at 128,
+/// The Hopper block: C consumer warpgroups of 64 query rows and one producer warpgroup, tiles of
+/// 128 keys, K and V in STAGES stages, head_dim D (64 or 128). By default two consumers at 128 and
 /// three at 64: there a warpgroup's two products per tile take half as long as at 128 and its
-/// softmax as long, so one warpgroup's softmax needs two others' products to run under.
-template <int D>
+/// softmax as long, so one warpgroup's softmax needs two others' products to run under; and two
+/// stages. Step 15 takes others from its table.
+template <int D, int C = D == 64 ? 3 : 2, int STAGES = 2>
 struct WgmmaShape {
-  static constexpr int kD = D, kConsumers = D == 64 ? 3 : 2, kRows = 64 * kConsumers, kKeys = 128, kStages = 2,
-                       kThreads = 128 * (1 + kConsumers);
+  static constexpr int kD = D, kConsumers = C, kRows = 64 * C, kKeys = 128, kStages = STAGES, kThreads = 128 * (1 + C);
   using QTile = sm90::TmaTile<bf16, kRows, D>;  ///< the Q tile: kRows rows, D / 64 panels
   using Tile = sm90::TmaTile<bf16, 128, D>;     ///< a K or V tile: 128 rows
   using Panel = sm90::TmaTile<bf16, 128, 64>;   ///< one panel: what a K-major descriptor sees
@@ -30,7 +30,9 @@ struct WgmmaShape {
   static constexpr unsigned kSmemBytes = Tile::smem_bytes(kQBytes + 2 * kStages * kTileBytes);
 };
 
-//! [tensor maps]
+/// The rows of a Hopper block's Q tile: 64 for each warpgroup but the producer.
+inline unsigned q_rows(dim3 block) { return (block.x / 128 - 1) * 64; }
+
 /// The tensor map of a [batch, seq, heads, D] tensor of T (bf16, or a byte type: step 14's FP8)
 /// with strides t, read in boxes of one panel: 128 bytes of head_dim (64 bf16) by `rows` rows of
 /// seq (128: steps 9 to 12's K and V tiles), of one head and one batch, L2 fills promoted to `l2`.
@@ -345,7 +347,7 @@ __device__ __forceinline__ bool start_block(const CUtensorMap* q_map, const CUte
   return true;
 }
 
-/// The kernel of steps 9 to 12: (q_map, k_map, v_map, problem, O, lse).
+/// The kernel of steps 9 to 12 and 15: (q_map, k_map, v_map, problem, O, lse).
 using WgmmaKernel = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, Problem, bf16*, float*);
 
 /// A Hopper step's kernel, of its kernels for head_dim 64 and 128: null for another head_dim or a
@@ -357,22 +359,25 @@ inline WgmmaKernel wgmma_pick(WgmmaKernel k64, WgmmaKernel k128, const Problem& 
   return !ok ? nullptr : p.head_dim == 64 ? k64 : p.head_dim == 128 ? k128 : nullptr;
 }
 
-/// The plan of a Hopper step of one block per query tile: null as wgmma_pick, or for more than
-/// 2^31 - 1 blocks.
+/// The plan of kernel k of shape S, one block per query tile: null for more than 2^31 - 1 blocks.
+template <class S>
+Plan<WgmmaKernel> tile_plan(WgmmaKernel k, const Problem& p) {
+  return grid_plan(k, 1LL * p.batch * p.heads_q * tiles(p.seq_q, S::kRows), dim3(S::kThreads), S::kSmemBytes);
+}
+
+/// The plan of a Hopper step of one block per query tile, the kit's shapes: null as wgmma_pick, or
+/// for more than 2^31 - 1 blocks.
 inline Plan<WgmmaKernel> wgmma_grid_plan(WgmmaKernel k64, WgmmaKernel k128, const Problem& p, const bf16* Q,
                                          const bf16* K, const bf16* V, const bf16* O) {
   const WgmmaKernel k = wgmma_pick(k64, k128, p, Q, K, V, O);
-  auto plan = [&](auto shape) {
-    using S = decltype(shape);
-    return grid_plan(k, 1LL * p.batch * p.heads_q * tiles(p.seq_q, S::kRows), dim3(S::kThreads), S::kSmemBytes);
-  };
-  return p.head_dim == 64 ? plan(WgmmaShape<64>{}) : plan(WgmmaShape<128>{});
+  return p.head_dim == 64 ? tile_plan<WgmmaShape<64>>(k, p) : tile_plan<WgmmaShape<128>>(k, p);
 }
 
-/// The tensor maps of Q, K and V into m (false if the driver refuses one).
-inline bool wgmma_maps(const Problem& p, const bf16* Q, const bf16* K, const bf16* V, CUtensorMap (&m)[3]) {
-  const unsigned q_rows = p.head_dim == 64 ? WgmmaShape<64>::kRows : WgmmaShape<128>::kRows;
-  return head_map(&m[0], Q, p.batch, p.seq_q, p.heads_q, p.head_dim, p.q, q_rows) &&
+/// The tensor maps of Q (boxes of `rows` rows, the block's) and of K and V into m (false if the
+/// driver refuses one).
+inline bool wgmma_maps(const Problem& p, const bf16* Q, const bf16* K, const bf16* V, unsigned rows,
+                       CUtensorMap (&m)[3]) {
+  return head_map(&m[0], Q, p.batch, p.seq_q, p.heads_q, p.head_dim, p.q, rows) &&
          head_map(&m[1], K, p.batch, p.seq_kv, p.heads_kv, p.head_dim, p.k) &&
          head_map(&m[2], V, p.batch, p.seq_kv, p.heads_kv, p.head_dim, p.v);
 }
@@ -388,7 +393,7 @@ inline cudaError_t wgmma_launch(Plan<WgmmaKernel> (*plan_of)(const Problem&, con
   if (a != Args::launch) return finish_without_launch(a, p, O, lse, stream);
   const Plan<WgmmaKernel> plan = plan_of(p, Q, K, V, O);
   CUtensorMap m[3];
-  if (plan.kernel == nullptr || !wgmma_maps(p, Q, K, V, m)) return cudaErrorInvalidValue;
+  if (plan.kernel == nullptr || !wgmma_maps(p, Q, K, V, q_rows(plan.block), m)) return cudaErrorInvalidValue;
   return launch(plan, stream, m[0], m[1], m[2], p, O, lse);
 }
 
