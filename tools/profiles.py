@@ -55,7 +55,7 @@ PROFILES = {
     "attention-ncu": ("attention_ncu.txt", "Nsight", "  "),
     "attention-hopper-ncu": ("attention_hopper_ncu.txt", "Nsight", "  "),
     "attention-hopper-tune": ("attention_tune_hopper.log", "TFLOP/s", "  "),
-    "attention-cluster": ("attention_cluster.txt", "[clusters", "hd"),
+    "attention-cluster": ("attention_cluster.txt", "[step 16", "hd"),
 }
 
 

@@ -28,6 +28,7 @@
 #include "attention_13_tma_decode.cuh"
 #include "attention_14_fp8.cuh"
 #include "attention_15_hopper_tuned.cuh"
+#include "attention_16_cluster.cuh"
 #endif
 
 /// The ladder, in order: X(step, name, header, summary). `name` is the variant, the launcher
@@ -68,7 +69,9 @@
   X(15, hopper_heuristic, "attention_15_hopper_tuned.cuh",                                              \
     "Step 12's kernel for the causal mask, step 11's otherwise, with the kit's block for the head_dim.") \
   X(15, hopper_tuned, "attention_15_hopper_tuned.cuh",                                                  \
-    "Step 11's or 12's kernel, consumer warpgroups and stages as ./cookbook tune attention measured fastest on this GPU.")
+    "Step 11's or 12's kernel, consumer warpgroups and stages as ./cookbook tune attention measured fastest on this GPU.") \
+  X(16, cluster, "attention_16_cluster.cuh",                                                            \
+    "Clusters of two: two query tiles of a head, each block loading half of every K and V tile into both (TMA multicast).")
 #else
 #define SMEM_ATTENTION_HOPPER_STEPS(X)
 #endif

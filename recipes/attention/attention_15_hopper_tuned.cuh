@@ -32,7 +32,10 @@
 /// X(cc, sms, smem_per_sm, regs_per_sm, head_dim, causal, consumer warpgroups, stages, persistent):
 /// the entry of the GPU's key and the problem's head_dim and mask is taken.
 // BEGIN TUNED HOPPER TABLE
-#define SMEM_ATTENTION_HOPPER_TABLE(X)
+#define SMEM_ATTENTION_HOPPER_TABLE(X)       \
+  X(90, 132, 233472, 65536, 64, 0, 3, 3, 0)  \
+  X(90, 132, 233472, 65536, 128, 0, 2, 2, 0) \
+  X(90, 132, 233472, 65536, 128, 1, 2, 2, 0)
 // END TUNED HOPPER TABLE
 //! [hopper table]
 

@@ -104,11 +104,12 @@ struct WgmmaStages {
     return q + S::QTile::kElems + (2 * (j % S::kStages) + kv) * Tile::kElems;
   }
   __device__ unsigned parity(long long j) const { return unsigned(j / S::kStages & 1); }
-  __device__ void init() const {
+  /// The barriers, a stage's empty ones awaiting `consumers` warpgroups' releases.
+  __device__ void init(unsigned consumers = S::kConsumers) const {
     sm90::mbar_init(&bar.q, 1);
     for (int s = 0; s < S::kStages; ++s)
       for (int kv = 0; kv < 2; ++kv)
-        sm90::mbar_init(&bar.full[s][kv], 1), sm90::mbar_init(&bar.empty[s][kv], S::kConsumers);
+        sm90::mbar_init(&bar.full[s][kv], 1), sm90::mbar_init(&bar.empty[s][kv], consumers);
     sm90::fence_barrier_init();
   }
   /// Waits until tile j's K or V has landed.
@@ -314,15 +315,20 @@ struct WgmmaRows {
 };
 //! [rows]
 
-/// A Hopper kernel's roles: thread 0 initializes the barriers; the producer warpgroup keeps
-/// kProducerRegs registers a thread, its first thread runs `producer`, and it returns false; the
-/// consumer warpgroups share what the block holds from its launch (64K over its threads) less the
-/// producer's, a multiple of 8 a thread, and return true (`setmaxnreg.inc` waits for free
-/// registers: asking past what the producer gave back hangs).
-template <class S, int kProducerRegs = 24, class Producer>
-__device__ __forceinline__ bool split_roles(const WgmmaStages<S>& st, Producer producer) {
+/// A Hopper kernel's roles: thread 0 initializes the ring's barriers and the block synchronizes
+/// (with kCluster, the cluster: a block's barriers must exist before another block's copies and
+/// arrivals reach them); the producer warpgroup keeps kProducerRegs registers a thread, its first
+/// thread runs `producer`, and it returns false; the consumer warpgroups share what the block
+/// holds from its launch (64K over its threads) less the producer's, a multiple of 8 a thread, and
+/// return true (`setmaxnreg.inc` waits for free registers: asking past what the producer gave back
+/// hangs).
+template <class S, int kProducerRegs = 24, bool kCluster = false, class Stages, class Producer>
+__device__ __forceinline__ bool split_roles(const Stages& st, Producer producer) {
   if (threadIdx.x == 0) st.init();
-  __syncthreads();
+  if constexpr (kCluster)
+    sm90::cluster_sync();
+  else
+    __syncthreads();
   if (sm90::warpgroup() == 0) {
     sm90::regs_down<kProducerRegs>();
     if (threadIdx.x == 0) producer();
@@ -373,27 +379,28 @@ inline Plan<WgmmaKernel> wgmma_grid_plan(WgmmaKernel k64, WgmmaKernel k128, cons
   return p.head_dim == 64 ? tile_plan<WgmmaShape<64>>(k, p) : tile_plan<WgmmaShape<128>>(k, p);
 }
 
-/// The tensor maps of Q (boxes of `rows` rows, the block's) and of K and V into m (false if the
-/// driver refuses one).
+/// The tensor maps of Q (boxes of `rows` rows, the block's) and of K and V (boxes of kv_rows) into m
+/// (false if the driver refuses one).
 inline bool wgmma_maps(const Problem& p, const bf16* Q, const bf16* K, const bf16* V, unsigned rows,
-                       CUtensorMap (&m)[3]) {
+                       unsigned kv_rows, CUtensorMap (&m)[3]) {
   return head_map(&m[0], Q, p.batch, p.seq_q, p.heads_q, p.head_dim, p.q, rows) &&
-         head_map(&m[1], K, p.batch, p.seq_kv, p.heads_kv, p.head_dim, p.k) &&
-         head_map(&m[2], V, p.batch, p.seq_kv, p.heads_kv, p.head_dim, p.v);
+         head_map(&m[1], K, p.batch, p.seq_kv, p.heads_kv, p.head_dim, p.k, kv_rows) &&
+         head_map(&m[2], V, p.batch, p.seq_kv, p.heads_kv, p.head_dim, p.v, kv_rows);
 }
 
 /// A Hopper step's launch: the argument checks before any CUDA call, then the step's plan, the
-/// tensor maps of Q, K and V, and the kernel.
+/// tensor maps of Q, K and V (K's and V's boxes of kv_rows rows), and the kernel.
 inline cudaError_t wgmma_launch(Plan<WgmmaKernel> (*plan_of)(const Problem&, const bf16*, const bf16*, const bf16*,
                                                              const bf16*),
                                 const Problem& p, const bf16* Q, const bf16* K, const bf16* V, bf16* O, float* lse,
-                                cudaStream_t stream) {
+                                cudaStream_t stream, unsigned kv_rows = 128) {
   const Args a = check_args(p, Q, K, V, O, lse);
   if (a == Args::invalid || (p.head_dim != 64 && p.head_dim != 128)) return cudaErrorInvalidValue;
   if (a != Args::launch) return finish_without_launch(a, p, O, lse, stream);
   const Plan<WgmmaKernel> plan = plan_of(p, Q, K, V, O);
   CUtensorMap m[3];
-  if (plan.kernel == nullptr || !wgmma_maps(p, Q, K, V, q_rows(plan.block), m)) return cudaErrorInvalidValue;
+  if (plan.kernel == nullptr || !wgmma_maps(p, Q, K, V, q_rows(plan.block), kv_rows, m))
+    return cudaErrorInvalidValue;
   return launch(plan, stream, m[0], m[1], m[2], p, O, lse);
 }
 

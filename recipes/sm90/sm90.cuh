@@ -2,7 +2,8 @@
 /// \brief The project's Hopper core: the PTX wrappers that every family's Hopper kit shares,
 /// whatever its element type: the tensor maps, the 128-byte swizzle that TMA writes and wgmma reads
 /// (TmaTile), mbarriers, TMA loads and stores (sm_90), wgmma's fences, accumulator layout and bf16
-/// m64n128k16 (for tc_gemm and attention), `setmaxnreg` (sm_90a), named barriers. A kit includes it as
+/// m64n128k16 (for tc_gemm and attention), `setmaxnreg` (sm_90a), named barriers, a cluster's rank,
+/// barrier and arrivals in another block (for the steps with clusters). A kit includes it as
 /// "../sm90/sm90.cuh" and is copied with it; it includes <cuda.h> for the tensor maps' types (no -lcuda).
 #pragma once
 #include <cuda.h>
@@ -223,5 +224,31 @@ __device__ __forceinline__ void regs_up() {
 __device__ __forceinline__ void named_barrier(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
+
+//! [cluster]
+/// This block's rank in its cluster.
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+/// Arrives on the barrier at the same shared-memory offset as `bar` in block `cta` of the cluster.
+/// Plain (.release.cta) semantics: the only reads it orders are the wgmma reads already waited
+/// for, and a .release.cluster arrive would add a memory fence to every release of a stage.
+__device__ __forceinline__ void mbar_arrive_cluster(std::uint64_t* bar, unsigned cta) {
+  asm volatile(
+      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_u32(bar)),
+      "r"(cta)
+      : "memory");
+}
+/// Every thread of every block of the cluster arrives, then waits for all the others.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile(
+      "barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait."
+      "acquire.aligned;\n" ::
+          : "memory");
+}
+//! [cluster]
 
 }  // namespace smem::sm90

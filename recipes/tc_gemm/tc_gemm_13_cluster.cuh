@@ -43,22 +43,6 @@ struct ClusterShapeOf : PersistentShapeOf<BN, Stages> {
 using ClusterShape = ClusterShapeOf<256, 4, 2, 8>;
 
 //! [cluster helpers]
-/// This block's rank in its cluster.
-__device__ __forceinline__ unsigned cluster_rank() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
-/// Arrives on the barrier at the same shared-memory offset as `bar` in block `cta` of the cluster.
-/// Plain (.release.cta) semantics: the only reads it orders are the wgmma reads already waited
-/// for, and a .release.cluster arrive would add a memory fence to every release of a stage.
-__device__ __forceinline__ void mbar_arrive_cluster(std::uint64_t* bar, unsigned cta) {
-  asm volatile(
-      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_u32(bar)),
-      "r"(cta)
-      : "memory");
-}
 /// The same box written to the same offset in the shared memory of every block of the cluster in
 /// `mask`, completing on the barrier at the same offset in each.
 __device__ __forceinline__ void tma_load_multicast(bf16* dst, const CUtensorMap* map, int c, int r, std::uint64_t* bar,
@@ -69,13 +53,6 @@ __device__ __forceinline__ void tma_load_multicast(bf16* dst, const CUtensorMap*
       " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_u32(dst)),
       "l"(map), "r"(c), "r"(r), "r"(smem_u32(bar)), "h"(mask)
       : "memory");
-}
-/// Every thread of every block of the cluster arrives, then waits for all the others.
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile(
-      "barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait."
-      "acquire.aligned;\n" ::
-          : "memory");
 }
 //! [cluster helpers]
 
