@@ -91,10 +91,30 @@ void measure(int d, bool causal, int batch, int heads, int n) {
   for (bf16* x : {Q, K, V, O[0], O[1]}) CHECK_CUDA(cudaFree(x));
   for (float* x : L) CHECK_CUDA(cudaFree(x));
 }
+
+/// How many clusters of step 16's kernel at head_dim D can be resident at once.
+template <int D>
+int resident_clusters() {
+  using S = WgmmaShape<D>;
+  CHECK_CUDA(cudaFuncSetAttribute(cluster_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(S::kSmemBytes)));
+  cudaLaunchConfig_t config = {};
+  cudaLaunchAttribute cluster_dims = {};
+  cluster_dims.id = cudaLaunchAttributeClusterDimension;
+  cluster_dims.val.clusterDim.x = 2, cluster_dims.val.clusterDim.y = cluster_dims.val.clusterDim.z = 1;
+  config.gridDim = dim3(1024), config.blockDim = dim3(S::kThreads), config.dynamicSmemBytes = S::kSmemBytes;
+  config.attrs = &cluster_dims, config.numAttrs = 1;
+  int clusters = 0;
+  CHECK_CUDA(cudaOccupancyMaxActiveClusters(&clusters, cluster_kernel<S>, &config));
+  return clusters;
+}
 }  // namespace
 
 int main() {
+  int sms = 0;
+  CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   std::printf("[step 16 (clusters of two, K and V multicast) against step 11, median of 7 alternating rounds]\n");
+  std::printf("resident at once: %d clusters of two at head_dim 128, %d at 64, on %d SMs (one block an SM)\n",
+              resident_clusters<128>(), resident_clusters<64>(), sms);
   for (bool causal : {false, true}) {
     measure(128, causal, 16, 16, 1024);
     measure(128, causal, 4, 16, 4096);

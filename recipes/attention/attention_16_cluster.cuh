@@ -46,21 +46,15 @@ struct ClusterStages : WgmmaStages<S> {
   }
 };
 
-/// TMA multicast: block `rank`'s 64 rows of key tile rows row to row + 127 (rows row + 64 rank on)
-/// of head h, batch b, each of the D / 64 panels into dst in both blocks, completing on the barrier
-/// at bar's offset in each. A stride of 0 reads coordinate 0 of its dimension.
-template <class S>
-__device__ __forceinline__ void tma_half(bf16* dst, const CUtensorMap* map, const Strides& t, long long row,
-                                         long long h, long long b, std::uint64_t* bar, unsigned rank) {
-#pragma unroll
-  for (int c = 0; c < S::kD / 64; ++c)
-    asm volatile(
-        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
-        " [%0], [%1, {%2, %3, %4, %5}], [%6], %7;\n" ::"r"(sm90::smem_u32(
-            dst + c * S::Tile::kPanel + S::Tile::offset(64 * int(rank), 0))),
-        "l"(map), "r"(64 * c), "r"(t.seq ? int(row + 64 * rank) : 0), "r"(t.head ? int(h) : 0),
-        "r"(t.batch ? int(b) : 0), "r"(sm90::smem_u32(bar)), "h"(std::uint16_t(0x3))
-        : "memory");
+/// TMA multicast: the box at (c, s, h, b) of a 4D map into dst in every block of `mask`, completing
+/// on the barrier at bar's offset in each.
+__device__ __forceinline__ void tma_multicast_4d(void* dst, const CUtensorMap* map, int c, int s, int h, int b,
+                                                 std::uint64_t* bar, std::uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3, %4, %5}], [%6], %7;\n" ::"r"(sm90::smem_u32(dst)),
+      "l"(map), "r"(c), "r"(s), "r"(h), "r"(b), "r"(sm90::smem_u32(bar)), "h"(mask)
+      : "memory");
 }
 //! [cluster ring]
 
@@ -97,15 +91,18 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(S::kThreads, 1)
         }
         const CUtensorMap* map[2] = {&k_map, &v_map};
         const Strides* t[2] = {&p.k, &p.v};
+        const long long h = blk.h / (p.heads_q / p.heads_kv);
         for (long long j = 0; j < both + S::kStages; ++j)
-#pragma unroll
           for (int kv = 0; kv < 2; ++kv) {
             sm90::mbar_wait(&st.bar.empty[j % S::kStages][kv], st.parity(j) ^ 1);
             if (j >= both) continue;  // the last stages, released in both blocks: no arrival is left
             std::uint64_t* bar = &st.bar.full[j % S::kStages][kv];
             sm90::mbar_arrive_expect_tx(bar, S::kTileBytes);  // both blocks' halves land here
-            tma_half<S>(st.tile(j, kv), map[kv], *t[kv], j * S::kKeys, blk.h / (p.heads_q / p.heads_kv), blk.b, bar,
-                        rank);
+            const long long row = j * S::kKeys + 64 * rank;  // this block's 64 rows of each panel
+            for (int c = 0; c < S::kD / 64; ++c)
+              tma_multicast_4d(st.tile(j, kv) + c * S::Tile::kPanel + S::Tile::offset(64 * int(rank), 0), map[kv],
+                               64 * c, t[kv]->seq ? int(row) : 0, t[kv]->head ? int(h) : 0,
+                               t[kv]->batch ? int(blk.b) : 0, bar, 0x3);
           }
       }))
     return;
