@@ -1034,6 +1034,41 @@ TEST_SUITE("host") {
       }
   }
 
+#if defined(SMEM_ATTENTION_SM90A)
+  TEST_CASE("step 16: a cluster's blocks take tiles 2k and 2k + 1 of one head, every tile once, causal pairs longest "
+            "first") {
+    for (const att::Problem& p : order_problems())
+      for (const int rows : {att::WgmmaShape<128>::kRows, att::WgmmaShape<64>::kRows}) {
+        const std::string problem = order_name(p);
+        CAPTURE(problem);
+        CAPTURE(rows);
+        const long long tq = att::tiles(p.seq_q, rows), pairs = (tq + 1) / 2, heads = 1LL * p.batch * p.heads_q;
+        std::vector<int> seen(std::size_t(heads * tq), 0);
+        long long prev_k = LLONG_MAX;
+        for (long long c = 0; c < heads * pairs; ++c) {
+          long long bh[2], tile[2];
+          for (unsigned r = 0; r < 2; ++r) {
+            const att::QueryTile t = att::cluster_tile(p, c, r, rows);
+            bh[r] = t.b * p.heads_q + t.h, tile[r] = t.q0 / rows;
+            REQUIRE((bh[r] >= 0 && bh[r] < heads && t.q0 % rows == 0));
+            if (tile[r] < tq)
+              ++seen[std::size_t(bh[r] * tq + tile[r])];
+            else  // the second tile of an odd count: past seq_q, it walks no key
+              CHECK((r == 1 && tile[r] == tq && att::walked(p, t, 128) == 0));
+          }
+          CHECK((bh[0] == bh[1] && tile[0] % 2 == 0 && tile[1] == tile[0] + 1));
+          if (p.causal) {
+            CHECK(tile[0] / 2 <= prev_k);  // the longest pairs first, across all heads
+            prev_k = tile[0] / 2;
+          } else {
+            CHECK((bh[0] == c / pairs && tile[0] / 2 == c % pairs));  // a head's pairs one after another
+          }
+        }
+        CHECK(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+      }
+  }
+#endif
+
   TEST_CASE("work order: KeyTiles walks the keys a tile's rows see and masks from the first tile past the diagonal") {
     for (const att::Problem& p : order_problems()) {
       const std::string problem = order_name(p);

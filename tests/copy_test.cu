@@ -130,12 +130,12 @@ const std::map<std::string, Excess>& known_excess() {
       {"sgemm_14_split_tf32.cuh", {819, "its own split, fragment reads, three sums and fp32 path for C's elements "
                                         "that are not finite (391 lines) over the family's contract and the kit's "
                                         "cp.async copies"}},
-      {"sgemm_15_split_wgmma.cuh", {1319, "it brings step 14 (the split and the sums) and the Hopper core over the "
+      {"sgemm_15_split_wgmma.cuh", {1346, "it brings step 14 (the split and the sums) and the Hopper core over the "
                                           "family's contract: {shared} lines besides the two steps"}},
-      {"sgemm_16_presplit.cuh", {1491, "it instantiates step 15's kernel, which brings step 14 (the split and the "
+      {"sgemm_16_presplit.cuh", {1518, "it instantiates step 15's kernel, which brings step 14 (the split and the "
                                        "sums) and the Hopper core: {shared} lines besides the two steps",
                                  {"sgemm_14_split_tf32.cuh", "../sm90/sm90.cuh"}}},
-      {"sgemm_17_split_tuned.cuh", {1569, "it runs step 16's launcher, which brings step 15's kernel, step 14 and the "
+      {"sgemm_17_split_tuned.cuh", {1596, "it runs step 16's launcher, which brings step 15's kernel, step 14 and the "
                                           "Hopper core: {shared} lines besides the two steps",
                                     {"sgemm_15_split_wgmma.cuh", "sgemm_14_split_tf32.cuh", "../sm90/sm90.cuh"}}},
       {"attention_04_mma.cuh", {836, "the kit and the family's contract take {shared} lines; of them, the "
@@ -146,31 +146,35 @@ const std::map<std::string, Excess>& known_excess() {
       {"attention_07_decode.cuh", {952, "two kernels of its own (the chunks and their merge) and the merge of the four "
                                         "warps' partial results inside a block, over the kit's warp tile"}},
       {"attention_08_tuned.cuh", {916, warp_tile}},
-      {"attention_09_wgmma.cuh", {1063, hopper}},
-      {"attention_10_pingpong.cuh", {1106, hopper}},
-      {"attention_11_overlap.cuh", {1145, hopper}},
-      {"attention_12_persistent.cuh", {1257, "its schedule and second Q buffer (151 lines) over step 10's turns and "
+      {"attention_09_wgmma.cuh", {1097, hopper}},
+      {"attention_10_pingpong.cuh", {1140, hopper}},
+      {"attention_11_overlap.cuh", {1179, hopper}},
+      {"attention_12_persistent.cuh", {1291, "its schedule and second Q buffer (151 lines) over step 10's turns and "
                                              "the Hopper kit, the Hopper core and the family's contract"}},
-      {"attention_13_tma_decode.cuh", {1722, "the bridge between the kits, as tc_gemm's step 8: TMA loads (the Hopper "
+      {"attention_13_tma_decode.cuh", {1756, "the bridge between the kits, as tc_gemm's step 8: TMA loads (the Hopper "
                                              "kit) feed step 7's mma.sync warps (the Ampere kit), and step 7's split "
                                              "and merges come with it",
                                        {"attention_sm80.cuh"}}},
-      {"attention_14_fp8.cuh", {1438, "its FP8 products, the V transpose and their barriers (332 lines) over step "
+      {"attention_14_fp8.cuh", {1472, "its FP8 products, the V transpose and their barriers (332 lines) over step "
                                       "10's turns, the Hopper kit (the maps, a warpgroup's rows and softmax), the "
                                       "Hopper core and the family's contract"}},
-      {"attention_15_hopper_tuned.cuh", {1362, "it instantiates step 12's kernel and step 11's (step 10's with the "
-                                               "overlap), which step 12 reaches: {shared} lines besides the two steps",
+      {"attention_15_hopper_tuned.cuh", {1396, "it instantiates step 12's kernel and step 11's, which step 12 reaches: "
+                                               "{shared} lines besides the two steps",
                                          {"attention_10_pingpong.cuh"}}},
+      {"attention_16_cluster.cuh", {1283, "its cluster ring and kernel (143 lines) over step 10's turns and the "
+                                          "Hopper kit and core"}},
       {"tc_gemm_06_multistage.cuh", {730, "uses nearly all of its set: its cp.async copies, the sm80 kit and the "
                                           "common header"}},
-      {"tc_gemm_08_tma.cuh", {1071, "the bridge between the kits: TMA loads (sm90) feed the mma.sync warp tile (sm80)",
+      {"tc_gemm_08_tma.cuh", {1098, "the bridge between the kits: TMA loads (sm90) feed the mma.sync warp tile (sm80)",
                               {"tc_gemm_sm80.cuh"}}},
-      {"tc_gemm_13_cluster.cuh", {985, "the cluster PTX, the cluster shape and order and a kernel of its own, over a "
+      {"tc_gemm_12_persistent.cuh", {921, "the Hopper core, which holds the cluster PTX of steps 13 to 16 (and of "
+                                          "attention's step 16), the kit and the common header take {shared} lines"}},
+      {"tc_gemm_13_cluster.cuh", {989, "the cluster PTX, the cluster shape and order and a kernel of its own, over a "
                                        "Hopper kit, the Hopper core and a common header of {shared} lines"}},
-      {"tc_gemm_14_overlapped.cuh", {1154, "the Hopper kit, the Hopper core and the common header take {shared} lines, "
+      {"tc_gemm_14_overlapped.cuh", {1158, "the Hopper kit, the Hopper core and the common header take {shared} lines, "
                                            "its overlapped epilogue 169"}},
-      {"tc_gemm_15_gpc_order.cuh", {1362, chain, {"tc_gemm_13_cluster.cuh"}}},
-      {"tc_gemm_16_tuned_hopper.cuh", {1434, chain, {"tc_gemm_14_overlapped.cuh", "tc_gemm_13_cluster.cuh"}}},
+      {"tc_gemm_15_gpc_order.cuh", {1366, chain, {"tc_gemm_13_cluster.cuh"}}},
+      {"tc_gemm_16_tuned_hopper.cuh", {1438, chain, {"tc_gemm_14_overlapped.cuh", "tc_gemm_13_cluster.cuh"}}},
   };
   return m;
 }

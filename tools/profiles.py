@@ -54,7 +54,6 @@ PROFILES = {
     "attention-ceilings": ("mma_sync_ex2.txt", "[mma.sync bf16", "[mma.sync + "),
     "attention-ncu": ("attention_ncu.txt", "Nsight", "  "),
     "attention-hopper-ncu": ("attention_hopper_ncu.txt", "Nsight", "  "),
-    "attention-hopper-tune": ("attention_tune_hopper.log", "TFLOP/s", "  "),
     "attention-cluster": ("attention_cluster.txt", "[step 16", "hd"),
 }
 
