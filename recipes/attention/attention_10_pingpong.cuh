@@ -57,8 +57,8 @@ struct Turns {
 //! [pingpong rows]
 /// A consumer warpgroup's part of one query tile: n > 0 key tiles, the block's tiles g to g + n - 1,
 /// their products in turns (Q in Qs), the online softmax in r. Turn j issues S_j (j < n) and
-/// P_{j-1} V_{j-1} (j > 0). The ring st is the kit's WgmmaStages<S>, or any with its tile, wait and
-/// release (probes/attention_cluster.cu's, whose release reaches both blocks of a cluster).
+/// P_{j-1} V_{j-1} (j > 0). The ring st is the kit's `WgmmaStages<S>`, or one with its tile, wait
+/// and release (step 16's, whose release reaches both blocks of a cluster).
 template <class S, bool kOverlap, class Stages>
 __device__ __forceinline__ void pingpong_rows(const Stages& st, const bf16* Qs, WgmmaRows<S::kD>& r,
                                               const Problem& p, long long n, int w, long long g) {

@@ -33,6 +33,7 @@ struct WgmmaShape {
 /// The rows of a Hopper block's Q tile: 64 for each warpgroup but the producer.
 inline unsigned q_rows(dim3 block) { return (block.x / 128 - 1) * 64; }
 
+//! [tensor maps]
 /// The tensor map of a [batch, seq, heads, D] tensor of T (bf16, or a byte type: step 14's FP8)
 /// with strides t, read in boxes of one panel: 128 bytes of head_dim (64 bf16) by `rows` rows of
 /// seq (128: steps 9 to 12's K and V tiles), of one head and one batch, L2 fills promoted to `l2`.
