@@ -1,6 +1,6 @@
 /// \file attention_sm90.cuh
-/// \brief The Hopper kit of the attention family (sm_90a), what steps 9 to 12 and 15 share, on the
-/// project's Hopper core (sm90/sm90.cuh): the block's shape and its tensor maps over (head_dim,
+/// \brief The Hopper kit of the attention family (sm_90a), what steps 9 to 12, 15 and 16 share, on
+/// the project's Hopper core (sm90/sm90.cuh): the block's shape and its tensor maps over (head_dim,
 /// seq, heads, batch), the producer that streams Q, K and V by TMA into a ring of stages, the two
 /// products as `wgmma`, a consumer warpgroup's 64 query rows with their online softmax and
 /// epilogue, and the launch.
@@ -354,7 +354,7 @@ __device__ __forceinline__ bool start_block(const CUtensorMap* q_map, const CUte
   return true;
 }
 
-/// The kernel of steps 9 to 12 and 15: (q_map, k_map, v_map, problem, O, lse).
+/// The kernel of steps 9 to 12, 15 and 16: (q_map, k_map, v_map, problem, O, lse).
 using WgmmaKernel = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, Problem, bf16*, float*);
 
 /// A Hopper step's kernel, of its kernels for head_dim 64 and 128: null for another head_dim or a
