@@ -161,7 +161,7 @@ const std::map<std::string, Excess>& known_excess() {
       {"attention_15_hopper_tuned.cuh", {1397, "it instantiates step 12's kernel and step 11's, which step 12 reaches: "
                                                "{shared} lines besides the two steps",
                                          {"attention_10_pingpong.cuh"}}},
-      {"attention_16_cluster.cuh", {1284, "its cluster ring and kernel (143 lines) over step 10's turns and the "
+      {"attention_16_cluster.cuh", {1286, "its cluster ring and kernel (145 lines) over step 10's turns and the "
                                           "Hopper kit and core"}},
       {"tc_gemm_06_multistage.cuh", {730, "uses nearly all of its set: its cp.async copies, the sm80 kit and the "
                                           "common header"}},

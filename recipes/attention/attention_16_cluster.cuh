@@ -7,7 +7,9 @@
 /// the two query tiles of a head that need the same K and V tiles run as a cluster of two blocks
 /// (`__cluster_dims__`), and each block's producer loads 64 of a tile's 128 keys with
 /// `.multicast::cluster`: one read from L2 lands in the stages of both blocks and completes on the
-/// full barriers of both, so each block reads half of K and V from L2.
+/// full barriers of both, so each block reads half of K and V from L2. The gain is small, since L2
+/// is not what the tensor pipe waits on (the Hopper limits page); at short sequences, with the
+/// causal mask and at head_dim 64 the cluster's costs, below, can outweigh it.
 ///
 /// What the cluster costs: since either producer writes into both blocks, a stage is empty only
 /// when both blocks' consumers are done with it: its empty barriers count the consumer warpgroups of
