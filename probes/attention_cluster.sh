@@ -7,7 +7,7 @@
 set -euo pipefail
 bin=$1/probes/attention_cluster
 mkdir -p "$(dirname "$bin")"
-nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I recipes/attention -I recipes \
+nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -I recipes/attention -I recipes -I support \
   probes/attention_cluster.cu -o "$bin"
 {
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n1)

@@ -77,7 +77,6 @@ inline Plan<WgmmaKernel> hopper_heuristic_plan(const Problem& p, const bf16* Q =
 inline Plan<WgmmaKernel> hopper_tuned_plan(const Problem& p, const bf16* Q = nullptr, const bf16* K = nullptr,
                                            const bf16* V = nullptr, const bf16* O = nullptr) {
   const GpuKey key = gpu_key();
-  static_cast<void>(key);  // read only by the table's entries, if it has any
 #define SMEM_ATTENTION_HOPPER_CASE(CC, SMS, SMEM, REGS, HD, CAUSAL, C, STAGES, PERSISTENT)             \
   if (key.cc == (CC) && key.sms == (SMS) && key.smem_per_sm == (SMEM) && key.regs_per_sm == (REGS) && \
       p.head_dim == (HD) && p.causal == ((CAUSAL) != 0))                                               \
