@@ -387,33 +387,34 @@ void register_candidates(const Shape& s) {
 
 #if defined(SMEM_ATTENTION_SM90A)
 // With SMEM_TUNE=1: step 15's candidate blocks (step 11's or 12's kernel), named
-// tune_hopper_<consumer warpgroups>_<stages>_<persistent>.
-template <int D, int C, int STAGES, int PERSISTENT>
+// tune_hopper_<consumer warpgroups>_<stages>_<persistent>_<keys>.
+template <int D, int C, int STAGES, int PERSISTENT, int KEYS>
 void register_hopper_candidate(const Shape& s) {
   if (s.d != D || decode(s)) return;
-  const std::string v =
-      "tune_hopper_" + std::to_string(C) + "_" + std::to_string(STAGES) + "_" + std::to_string(PERSISTENT);
+  const std::string v = "tune_hopper_" + std::to_string(C) + "_" + std::to_string(STAGES) + "_" +
+                        std::to_string(PERSISTENT) + "_" + std::to_string(KEYS);
   register_one(v, s, false, [=](benchmark::State& state, Tensors& t) {
     const att::Problem p = problem(s);
-    constexpr auto plan = att::hopper_plan_with<D, C, STAGES, PERSISTENT>;
+    constexpr att::HopperBlock b = att::hopper_block_with<D, C, STAGES, PERSISTENT, KEYS>();
     measure(state, s, [&] {
-      return att::wgmma_launch(plan, p, t.Q.get(), t.K.get(), t.V.get(), t.O.get(), t.lse.get(), nullptr);
+      return att::wgmma_launch(b.plan, p, t.Q.get(), t.K.get(), t.V.get(), t.O.get(), t.lse.get(), nullptr, b.keys);
     });
-    smem::bench::set_kernel_counters(state, plan(p, t.Q.get(), t.K.get(), t.V.get(), t.O.get()));
+    smem::bench::set_kernel_counters(state, b.plan(p, t.Q.get(), t.K.get(), t.V.get(), t.O.get()));
   });
 }
 void register_hopper_candidates(const Shape& s) {
-  register_hopper_candidate<64, 2, 2, 0>(s);
-  register_hopper_candidate<64, 2, 3, 0>(s);
-  register_hopper_candidate<64, 2, 2, 1>(s);
-  register_hopper_candidate<64, 3, 2, 0>(s);
-  register_hopper_candidate<64, 3, 3, 0>(s);
-  register_hopper_candidate<64, 3, 4, 0>(s);
-  register_hopper_candidate<64, 3, 2, 1>(s);
-  register_hopper_candidate<64, 3, 3, 1>(s);
-  register_hopper_candidate<128, 2, 2, 0>(s);
-  register_hopper_candidate<128, 2, 3, 0>(s);
-  register_hopper_candidate<128, 2, 2, 1>(s);
+  register_hopper_candidate<64, 2, 2, 0, 128>(s);
+  register_hopper_candidate<64, 2, 3, 0, 128>(s);
+  register_hopper_candidate<64, 2, 2, 1, 128>(s);
+  register_hopper_candidate<64, 3, 2, 0, 128>(s);
+  register_hopper_candidate<64, 3, 3, 0, 128>(s);
+  register_hopper_candidate<64, 3, 4, 0, 128>(s);
+  register_hopper_candidate<64, 3, 2, 1, 128>(s);
+  register_hopper_candidate<64, 3, 3, 1, 128>(s);
+  register_hopper_candidate<128, 2, 2, 0, 128>(s);
+  register_hopper_candidate<128, 2, 3, 0, 128>(s);
+  register_hopper_candidate<128, 2, 2, 1, 128>(s);
+  register_hopper_candidate<128, 2, 2, 0, 176>(s);
 }
 #endif
 

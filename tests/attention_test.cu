@@ -1381,20 +1381,21 @@ void check_fp8(const Case& c) {
 #endif
 
 #if defined(SMEM_ATTENTION_SM90A)
-/// Step 15's block of head_dim D, C consumer warpgroups and STAGES stages, on step 12's kernel
-/// (PERSISTENT) or step 11's, as a launcher; it takes what its plan takes with 16-byte aligned rows.
-template <int D, int C, int STAGES, int PERSISTENT>
+/// Step 15's block of head_dim D, C consumer warpgroups, STAGES stages and tiles of KEYS keys, on
+/// step 12's kernel (PERSISTENT) or step 11's, as a launcher; it takes what its plan takes with
+/// 16-byte aligned rows.
+template <int D, int C, int STAGES, int PERSISTENT, int KEYS>
 Launcher hopper_block() {
-  constexpr auto plan = att::hopper_plan_with<D, C, STAGES, PERSISTENT>;
-  return {"hopper_plan_with<" + std::to_string(D) + ", " + std::to_string(C) + ", " + std::to_string(STAGES) + ", " +
-              std::to_string(PERSISTENT) + ">",
-          [plan](const att::Problem& p, const bf16* Q, const bf16* K, const bf16* V, const bf16* O) {
-            return plan(p, nullptr, nullptr, nullptr, nullptr).kernel != nullptr && att::rows16(Q, p.q) &&
+  constexpr att::HopperBlock b = att::hopper_block_with<D, C, STAGES, PERSISTENT, KEYS>();
+  return {"hopper_block_with<" + std::to_string(D) + ", " + std::to_string(C) + ", " + std::to_string(STAGES) + ", " +
+              std::to_string(PERSISTENT) + ", " + std::to_string(KEYS) + ">",
+          [b](const att::Problem& p, const bf16* Q, const bf16* K, const bf16* V, const bf16* O) {
+            return b.plan(p, nullptr, nullptr, nullptr, nullptr).kernel != nullptr && att::rows16(Q, p.q) &&
                    att::rows16(K, p.k) && att::rows16(V, p.v) && att::rows16(O, p.o);
           },
           [](const att::Problem&) { return std::size_t(0); },
-          [plan](const att::Problem& p, const bf16* Q, const bf16* K, const bf16* V, bf16* O, float* lse, void*,
-                 std::size_t) { return att::wgmma_launch(plan, p, Q, K, V, O, lse, nullptr); }};
+          [b](const att::Problem& p, const bf16* Q, const bf16* K, const bf16* V, bf16* O, float* lse, void*,
+              std::size_t) { return att::wgmma_launch(b.plan, p, Q, K, V, O, lse, nullptr, b.keys); }};
 }
 #endif
 
@@ -1424,12 +1425,13 @@ TEST_SUITE("gpu") {
 #if defined(SMEM_ATTENTION_SM90A)
   // Which block step 15 runs depends on the GPU: these run every GPU's table entries, and blocks
   // of the tuner's candidates off the kit's shapes (two consumers at head_dim 64, three stages, step
-  // 12's kernel with either), on every case and on scores that rise along the keys.
+  // 12's kernel with either, tiles of 176 keys), on every case and on scores that rise along the keys.
   TEST_CASE("step 15: the Hopper table's blocks, every GPU's, and the tuner's others, against float64") {
-    std::vector<Launcher> blocks = {hopper_block<64, 2, 3, 0>(), hopper_block<64, 2, 2, 1>(),
-                                    hopper_block<64, 3, 3, 1>(), hopper_block<128, 2, 3, 0>()};
-#define SMEM_ATTENTION_HOPPER_CASE(CC, SMS, SMEM, REGS, HD, CAUSAL, C, STAGES, PERSISTENT) \
-  blocks.push_back(hopper_block<HD, C, STAGES, PERSISTENT>());
+    std::vector<Launcher> blocks = {hopper_block<64, 2, 3, 0, 128>(), hopper_block<64, 2, 2, 1, 128>(),
+                                    hopper_block<64, 3, 3, 1, 128>(), hopper_block<128, 2, 3, 0, 128>(),
+                                    hopper_block<128, 2, 2, 0, 176>()};
+#define SMEM_ATTENTION_HOPPER_CASE(CC, SMS, SMEM, REGS, HD, CAUSAL, C, STAGES, PERSISTENT, KEYS) \
+  blocks.push_back(hopper_block<HD, C, STAGES, PERSISTENT, KEYS>());
     SMEM_ATTENTION_HOPPER_TABLE(SMEM_ATTENTION_HOPPER_CASE)
 #undef SMEM_ATTENTION_HOPPER_CASE
     for (const auto& c : cases()) check_case(c, blocks);

@@ -46,11 +46,11 @@ TABLES = [
           r"(\d+)x(\d+)x(\d+)x(\d+)(?:x(\d+))?",
           "attention/(tuned|tune_[0-9x]+)/hd[0-9]+/(full|causal)/[0-9]+x[0-9]+x[0-9]+x(1024|2048|4096|8192|16384)x",
           3, "tuned", 0.02, False, lambda f: 16 * f[0] * f[2] + 4 * f[1], lambda s: s[0], True),
-    # consumer warpgroups, stages, persistent (step 12's kernel); an entry per head_dim and mask
+    # consumer warpgroups, stages, persistent (step 12's kernel), keys; an entry per head_dim and mask
     Table("attention", "attention_tune_hopper", "recipes/attention/attention_15_hopper_tuned.cuh",
-          r"hopper_(\d+)_(\d+)_(\d+)",
+          r"hopper_(\d+)_(\d+)_(\d+)_(\d+)",
           "attention/(hopper_tuned|tune_hopper_[0-9_]+)/hd[0-9]+/(full|causal)/[0-9]+x[0-9]+x[0-9]+x(1024|2048|4096|8192|16384)x",
-          3, "hopper_tuned", 0.02, False, lambda f: 256 * f[1] + 64 * f[0] * (1 + f[2]), lambda s: (s[0], s[1]), True),
+          3, "hopper_tuned", 0.02, False, lambda f: 2 * f[3] * f[1] + 64 * f[0] * (1 + f[2]), lambda s: (s[0], s[1]), True),
 ]
 MARKED = re.compile(r"(// BEGIN TUNED[A-Z ]* TABLE\n)#define (\w+)\(X\)(.*?)\n(// END TUNED)", re.S)
 

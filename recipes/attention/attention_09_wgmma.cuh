@@ -54,10 +54,10 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   const long long n = KeyTiles(p, blk.q0, blk.last, S::kKeys).end;
   if (!start_block<S>(&q_map, &k_map, &v_map, p, blk, n, st)) return;
   const int w = sm90::warpgroup() - 1;  // consumer warpgroup w: query rows q0 + 64 w on
-  WgmmaRows<S::kD> r(blk.q0 + 64 * w);
+  RowsOf<S> r(blk.q0 + 64 * w);
   for (long long j = 0; j < n; ++j) {
-    float sc[64];
-    unsigned pa[8][4];
+    float sc[S::kKeys / 2];
+    unsigned pa[S::kKeys / 16][4];
     st.wait(j, 0);
     issue_scores<S>(sc, st.q, st.tile(j, 0), w);
     sm90::wgmma_wait<0>();

@@ -60,11 +60,11 @@ struct Turns {
 /// P_{j-1} V_{j-1} (j > 0). The ring st is the kit's `WgmmaStages<S>`, or one with its tile, wait
 /// and release (step 16's, whose release reaches both blocks of a cluster).
 template <class S, bool kOverlap, class Stages>
-__device__ __forceinline__ void pingpong_rows(const Stages& st, const bf16* Qs, WgmmaRows<S::kD>& r,
+__device__ __forceinline__ void pingpong_rows(const Stages& st, const bf16* Qs, RowsOf<S>& r,
                                               const Problem& p, long long n, int w, long long g) {
   const Turns turns(w, n + 1, S::kConsumers);
-  float sc[64];
-  unsigned pa[8][4];
+  float sc[S::kKeys / 2];
+  unsigned pa[S::kKeys / 16][4];
   st.wait(g, 0);
   turns.wait();
   issue_scores<S>(sc, Qs, st.tile(g, 0), w);
@@ -115,7 +115,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   const long long n = KeyTiles(p, blk.q0, blk.last, S::kKeys).end;
   if (!start_block<S>(&q_map, &k_map, &v_map, p, blk, n, st)) return;
   const int w = sm90::warpgroup() - 1;
-  WgmmaRows<S::kD> r(blk.q0 + 64 * w);
+  RowsOf<S> r(blk.q0 + 64 * w);
   if (n > 0) pingpong_rows<S, kOverlap>(st, st.q, r, p, n, w, 0);
   r.store(p, blk, O, lse);
 #endif

@@ -39,12 +39,12 @@
 
 namespace smem::attention {
 
-/// Step 12's block: step 11's (C consumers, STAGES stages: the kit's by default), with a second Q
-/// tile after the stages, and the producer's registers (56, or 32 beside three consumers, which
-/// then keep 160 instead of 152 and do not spill).
-template <int D, int C = WgmmaShape<D>::kConsumers, int STAGES = 2>
-struct PersistentShape : WgmmaShape<D, C, STAGES> {
-  using Base = WgmmaShape<D, C, STAGES>;
+/// Step 12's block: step 11's (C consumers, STAGES stages, tiles of KEYS keys: the kit's by
+/// default), with a second Q tile after the stages, and the producer's registers (56, or 32 beside
+/// three consumers, which then keep 160 instead of 152 and do not spill).
+template <int D, int C = WgmmaShape<D>::kConsumers, int STAGES = 2, int KEYS = 128>
+struct PersistentShape : WgmmaShape<D, C, STAGES, KEYS> {
+  using Base = WgmmaShape<D, C, STAGES, KEYS>;
   static constexpr int kProducerRegs = C == 3 ? 32 : 56;
   static constexpr unsigned kSmemBytes =
       Base::Tile::smem_bytes(2 * Base::kQBytes + 2 * Base::kStages * Base::kTileBytes);
@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   const int w = sm90::warpgroup() - 1;
   unsigned g = 0, c = 0;  // the producer's counts, kept in step
   units.walk<S>(p, [&](const QueryTile& blk, long long n) {
-    WgmmaRows<S::kD> rows(blk.q0 + 64 * w);
+    RowsOf<S> rows(blk.q0 + 64 * w);
     if (n > 0) {
       sm90::mbar_wait(&q_full[c % 2], (c / 2 & 1));
       pingpong_rows<S, true>(st, q_tile(c), rows, p, n, w, g);

@@ -109,7 +109,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(S::kThreads, 1)
       }))
     return;
   const int w = sm90::warpgroup() - 1;
-  WgmmaRows<S::kD> r(blk.q0 + 64 * w);
+  RowsOf<S> r(blk.q0 + 64 * w);
   if (n > 0) {
     sm90::mbar_wait(&st.bar.q, 0);
     pingpong_rows<S, true>(st, st.q, r, p, n, w, 0);

@@ -16,16 +16,18 @@
 namespace smem::attention {
 
 /// The Hopper block: C consumer warpgroups of 64 query rows and one producer warpgroup, tiles of
-/// 128 keys, K and V in STAGES stages, head_dim D (64 or 128). By default two consumers at 128 and
-/// three at 64: there a warpgroup's two products per tile take half as long as at 128 and its
-/// softmax as long, so one warpgroup's softmax needs two others' products to run under; and two
-/// stages. Step 15 takes others from its table.
-template <int D, int C = D == 64 ? 3 : 2, int STAGES = 2>
+/// KEYS keys (128, or 176: FlashAttention-3's tile at head_dim 128 without the mask), K and V in
+/// STAGES stages, head_dim D (64 or 128). By default two consumers at 128 and three at 64: there a
+/// warpgroup's two products per tile take half as long as at 128 and its softmax as long, so one
+/// warpgroup's softmax needs two others' products to run under; two stages, 128 keys. Step 15
+/// takes others from its table.
+template <int D, int C = D == 64 ? 3 : 2, int STAGES = 2, int KEYS = 128>
 struct WgmmaShape {
-  static constexpr int kD = D, kConsumers = C, kRows = 64 * C, kKeys = 128, kStages = STAGES, kThreads = 128 * (1 + C);
+  static_assert(KEYS == 128 || KEYS == 176, "the two S = Q K^T widths issue_scores issues");
+  static constexpr int kD = D, kConsumers = C, kRows = 64 * C, kKeys = KEYS, kStages = STAGES, kThreads = 128 * (1 + C);
   using QTile = sm90::TmaTile<bf16, kRows, D>;  ///< the Q tile: kRows rows, D / 64 panels
-  using Tile = sm90::TmaTile<bf16, 128, D>;     ///< a K or V tile: 128 rows
-  using Panel = sm90::TmaTile<bf16, 128, 64>;   ///< one panel: what a K-major descriptor sees
+  using Tile = sm90::TmaTile<bf16, KEYS, D>;    ///< a K or V tile: KEYS rows
+  using Panel = sm90::TmaTile<bf16, KEYS, 64>;  ///< one panel: what a K-major descriptor sees
   static constexpr unsigned kQBytes = QTile::kElems * sizeof(bf16), kTileBytes = Tile::kElems * sizeof(bf16);
   static constexpr unsigned kSmemBytes = Tile::smem_bytes(kQBytes + 2 * kStages * kTileBytes);
 };
@@ -36,7 +38,7 @@ inline unsigned q_rows(dim3 block) { return (block.x / 128 - 1) * 64; }
 //! [tensor maps]
 /// The tensor map of a [batch, seq, heads, D] tensor of T (bf16, or a byte type: step 14's FP8)
 /// with strides t, read in boxes of one panel: 128 bytes of head_dim (64 bf16) by `rows` rows of
-/// seq (128: steps 9 to 12's K and V tiles), of one head and one batch, L2 fills promoted to `l2`.
+/// seq (the block's kKeys: K and V tiles), of one head and one batch, L2 fills promoted to `l2`.
 /// Dimensions (head_dim, seq, heads, batch); a dimension of stride 0 becomes one of size 1 (the
 /// kernel reads coordinate 0). False if the driver refuses it.
 template <class T>
@@ -144,13 +146,27 @@ __device__ void produce(const CUtensorMap* q_map, const CUtensorMap* k_map, cons
 }
 
 //! [wgmma]
-/// S = Q K^T for warpgroup w's 64 rows and the 128 keys of Ks: D / 16 wgmma m64n128k16, Q and K
+/// d[88] = A (64 x 16) * B (16 x 176) + (accumulate ? d : 0), both K-major from shared memory: the
+/// core's m64n128k16 with 176 columns, S for a tile of 176 keys.
+__device__ __forceinline__ void wgmma_m64n176k16(float (&d)[88], std::uint64_t a, std::uint64_t b, bool accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %90, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16 {"
+      SMEM_ACC64 ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, "
+      "%82, %83, %84, %85, %86, %87"
+      "}, %88, %89, p, 1, 1, 0, 0;\n}\n"
+      : SMEM_ACC8(0), SMEM_ACC8(8), SMEM_ACC8(16), SMEM_ACC8(24), SMEM_ACC8(32), SMEM_ACC8(40), SMEM_ACC8(48),
+        SMEM_ACC8(56), SMEM_ACC8(64), SMEM_ACC8(72), SMEM_ACC8(80)
+      : "l"(a), "l"(b), "r"(int(accumulate)));
+}
+
+/// S = Q K^T for warpgroup w's 64 rows and the kKeys keys of Ks: D / 16 wgmma m64nKEYSk16, Q and K
 /// both K-major from their swizzled tiles (k16 slice kk: panel kk / 4, columns 16 (kk % 4)).
 /// Issued and committed as one group, not waited for. A descriptor's start address is its low 14
 /// bits (the byte address / 16), so a slice's descriptor is the tile's first plus the slice's
 /// offset / 16 (no carry below 256 KB of shared memory): one add instead of a descriptor's build.
 template <class S>
-__device__ __forceinline__ void issue_scores(float (&sc)[64], const bf16* Qs, const bf16* Ks, int w) {
+__device__ __forceinline__ void issue_scores(float (&sc)[S::kKeys / 2], const bf16* Qs, const bf16* Ks, int w) {
   using Panel = typename S::Panel;
   const std::uint64_t dq = Panel::template desc<false>(Qs + 64 * 64 * w), dk = Panel::template desc<false>(Ks);
   sm90::wgmma_fence();
@@ -159,7 +175,10 @@ __device__ __forceinline__ void issue_scores(float (&sc)[64], const bf16* Qs, co
     const unsigned col = 16 * (kk % 4), bytes = sizeof(bf16);
     const unsigned q = (kk / 4 * S::QTile::kPanel + col) * bytes / 16;
     const unsigned k = (kk / 4 * S::Tile::kPanel + col) * bytes / 16;
-    sm90::wgmma_m64n128k16<false>(sc, dq + q, dk + k, kk > 0);
+    if constexpr (S::kKeys == 128)
+      sm90::wgmma_m64n128k16<false>(sc, dq + q, dk + k, kk > 0);
+    else
+      wgmma_m64n176k16(sc, dq + q, dk + k, kk > 0);
   }
   sm90::wgmma_commit();
 }
@@ -189,15 +208,15 @@ __device__ __forceinline__ void wgmma_pv(float (&d)[D / 2], const unsigned (&a)[
   }
 }
 
-/// O += P V over the 128 keys of Vs: 8 wgmma, P's k16 slice kb from pa[kb], the descriptors as in
-/// issue_scores. Issued and committed as one group, not waited for.
+/// O += P V over the kKeys keys of Vs: kKeys / 16 wgmma, P's k16 slice kb from pa[kb], the
+/// descriptors as in issue_scores. Issued and committed as one group, not waited for.
 template <class S>
-__device__ __forceinline__ void issue_pv(float (&o)[S::kD / 2], const unsigned (&pa)[8][4], const bf16* Vs) {
+__device__ __forceinline__ void issue_pv(float (&o)[S::kD / 2], const unsigned (&pa)[S::kKeys / 16][4], const bf16* Vs) {
   using Tile = typename S::Tile;
   const std::uint64_t dv = Tile::template desc<true>(Vs);  // keys 16 kb on: offset(16 kb, 0) further
   sm90::wgmma_fence();
 #pragma unroll
-  for (int kb = 0; kb < 8; ++kb) wgmma_pv<S::kD>(o, pa[kb], dv + unsigned(Tile::offset(16 * kb, 0) * int(sizeof(bf16)) / 16));
+  for (int kb = 0; kb < S::kKeys / 16; ++kb) wgmma_pv<S::kD>(o, pa[kb], dv + unsigned(Tile::offset(16 * kb, 0) * int(sizeof(bf16)) / 16));
   sm90::wgmma_commit();
 }
 //! [wgmma]
@@ -206,8 +225,9 @@ __device__ __forceinline__ void issue_pv(float (&o)[S::kD / 2], const unsigned (
 /// A consumer warpgroup's 64 query rows, from r0: this thread holds rows row[0] and row[1] (acc_row), their
 /// output o (the accumulators of an m64nD wgmma), running max m and sum l (of this thread's columns; the row's
 /// four threads add theirs at the end), in base 2. The max moves only past kSlack (kMaxSlack); P comes out
-/// times 2^kPBits (in the exponent's FFMA, no multiply; l carries it too, the LSE takes it back).
-template <int D, int kSlack = kMaxSlack, int kPBits = 0>
+/// times 2^kPBits (in the exponent's FFMA, no multiply; l carries it too, the LSE takes it back); tiles
+/// of KEYS keys.
+template <int D, int kSlack = kMaxSlack, int kPBits = 0, int KEYS = 128>
 struct WgmmaRows {
   float o[D / 2] = {}, m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f}, rescale[2] = {1.0f, 1.0f};
   long long row[2], r0;
@@ -216,23 +236,23 @@ struct WgmmaRows {
     for (int hh = 0; hh < 2; ++hh) row[hh] = r0 + sm90::acc_row(t, hh);
   }
 
-  /// The online softmax of the scores of keys k0 to k0 + 127 in sc: scaled to base 2 (by c), keys
+  /// The online softmax of the scores of keys k0 to k0 + KEYS - 1 in sc: scaled to base 2 (by c), keys
   /// past seq_kv (and, with the mask, past the row's diagonal) at -inf, the running max and sum
   /// updated, sc replaced by P = 2^(c x - max), and rescale[] set to the factor the output owes the
   /// new max. Only a tile that reaches past seq_kv or the diagonal is masked, scaled first (then by
   /// 1); the others take the scale inside the exponent's FFMA, and their row extreme on the raw
   /// scores: the max, or the min for a negative scale (the max of c x).
-  __device__ __forceinline__ void softmax(float (&sc)[64], const Problem& p, long long k0) {
+  __device__ __forceinline__ void softmax(float (&sc)[KEYS / 2], const Problem& p, long long k0) {
     float c = p.scale * 1.44269504088896341f;  // exp(x) = 2^(x log2(e))
     const long long shift = p.seq_kv - p.seq_q;  // row i sees keys up to i + shift (causal)
-    if (k0 + 128 > p.seq_kv || (p.causal && k0 + 127 > r0 + shift)) {
+    if (k0 + KEYS > p.seq_kv || (p.causal && k0 + KEYS - 1 > r0 + shift)) {
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         long long end = p.causal && row[hh] + shift + 1 < p.seq_kv ? row[hh] + shift + 1 : p.seq_kv;
         end -= k0;
-        const int cut = end < 0 ? 0 : end < 128 ? int(end) : 128;  // the row sees the columns below cut
+        const int cut = end < 0 ? 0 : end < KEYS ? int(end) : KEYS;  // the row sees the columns below cut
 #pragma unroll
-        for (int jj = 0; jj < 16; ++jj)
+        for (int jj = 0; jj < KEYS / 8; ++jj)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             float& x = sc[4 * jj + 2 * hh + e];
@@ -248,12 +268,12 @@ struct WgmmaRows {
   }
   /// softmax's update of the running max and sum from scores c x (kMin: c < 0, the extreme is the min).
   template <bool kMin>
-  __device__ __forceinline__ void update(float (&sc)[64], float c) {
+  __device__ __forceinline__ void update(float (&sc)[KEYS / 2], float c) {
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
       float mx = kMin ? INFINITY : -INFINITY;
 #pragma unroll
-      for (int i = 0; i < 32; ++i) {
+      for (int i = 0; i < KEYS / 4; ++i) {
         const float x = sc[4 * (i / 2) + 2 * hh + i % 2];
         mx = kMin ? fminf(mx, x) : fmaxf(mx, x);
       }
@@ -266,7 +286,7 @@ struct WgmmaRows {
       rescale[hh] = mn == m[hh] ? 1.0f : exp2_approx(m[hh] - base);
       float sum = 0.0f;
 #pragma unroll
-      for (int i = 0; i < 32; ++i) {
+      for (int i = 0; i < KEYS / 4; ++i) {
         float& x = sc[4 * (i / 2) + 2 * hh + i % 2];
         x = exp2_approx(fmaf(x, c, kPBits - base));
         sum += x;
@@ -288,9 +308,9 @@ struct WgmmaRows {
 
   /// P as wgmma's A fragments: the accumulator layout of S is, pair by pair, the register layout of
   /// the A operand, so k16 slice kb of the keys is accumulator blocks 2 kb and 2 kb + 1, packed.
-  __device__ __forceinline__ static void pack(const float (&sc)[64], unsigned (&pa)[8][4]) {
+  __device__ __forceinline__ static void pack(const float (&sc)[KEYS / 2], unsigned (&pa)[KEYS / 16][4]) {
 #pragma unroll
-    for (int kb = 0; kb < 8; ++kb)
+    for (int kb = 0; kb < KEYS / 16; ++kb)
 #pragma unroll
       for (int r = 0; r < 4; ++r) pa[kb][r] = pack_bf16(sc[8 * kb + 2 * r], sc[8 * kb + 2 * r + 1]);
   }
@@ -315,6 +335,10 @@ struct WgmmaRows {
   }
 };
 //! [rows]
+
+/// The rows of shape S's consumer warpgroups: tiles of S::kKeys keys.
+template <class S>
+using RowsOf = WgmmaRows<S::kD, kMaxSlack, 0, S::kKeys>;
 
 /// A Hopper kernel's roles: thread 0 initializes the ring's barriers and the block synchronizes
 /// (with kCluster, the cluster: a block's barriers must exist before another block's copies and
