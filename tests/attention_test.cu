@@ -298,10 +298,11 @@ Output read_output(const att::Problem& p, const GuardedBuffer<bf16>& O, long lon
 
 /// The failures of one run: O (read_output()) and, unless null, lse against r. Where r is NaN,
 /// NaN; a row without keys, O exactly 0 and LSE exactly -inf; else |O - ref| <= atol + 1e-2 |ref|
-/// and |LSE - ref| <= 1e-3 (1 + |ref|). The elements of O's buffer outside the tensor must still
-/// be poisoned (0xFFFF). The first failure is described in `first`.
+/// and |LSE - ref| <= 1e-3 (1 + |ref|) (plus lse_slack[row] where given, row as the LSE's index).
+/// The elements of O's buffer outside the tensor must still be poisoned (0xFFFF). The first failure
+/// is described in `first`.
 long long count_bad(const att::Problem& p, const Reference& r, const Output& o, const float* lse, double atol,
-                    std::string& first) {
+                    std::string& first, const std::vector<double>* lse_slack = nullptr) {
   long long bad = 0;
   const auto fail = [&](std::string what) {
     if (bad++ == 0) first = std::move(what);
@@ -312,10 +313,11 @@ long long count_bad(const att::Problem& p, const Reference& r, const Output& o, 
         const double lref = r.L(b, h, i);
         const bool no_key = lref == -kInf;
         if (lse != nullptr) {
-          const double got = lse[(b * p.heads_q + h) * p.seq_q + i];
+          const long long at = (b * p.heads_q + h) * p.seq_q + i;
+          const double got = lse[at], slack = lse_slack != nullptr ? (*lse_slack)[std::size_t(at)] : 0.0;
           const bool ok = std::isnan(lref) ? std::isnan(got)
                           : no_key         ? got == -kInf
-                                           : std::fabs(got - lref) <= 1e-3 * (1.0 + std::fabs(lref));
+                                           : std::fabs(got - lref) <= 1e-3 * (1.0 + std::fabs(lref)) + slack;
           if (!ok) fail(describe("LSE", b, i, h, 0, got, lref));
         }
         const long long row = ((b * p.seq_q + i) * p.heads_q + h) * p.head_dim;
@@ -1334,7 +1336,12 @@ TEST_SUITE("host") {
 /// scale max |x| / 448 (its values x / scale, so the scales need not be powers of 2); the float64
 /// reference of the e4m3 values with scale * scale_q * scale_k (as the kernel's), its O times
 /// scale_v. O within 7 % of max |V| (P rounded to e4m3: 3 bits of mantissa, half an ulp 6.25 %)
-/// plus 2 % of |O|; LSE as the bf16 steps' (it sums P before the rounding).
+/// plus 2 % of |O|; LSE as the bf16 steps' (it sums P before the rounding), plus what FP8 wgmma's
+/// sums lose: it adds a k32 slice's products to the fp32 accumulator keeping only about 14 bits
+/// below the largest (the DeepSeek-V3 report measured this on Hopper), so a score can be off by up
+/// to 32 x 2^-14 of the sum of its products' magnitudes; the slack is that over the row's keys.
+/// (Scores that rise along the keys with one dominant column, 26 against products of 0.01, went
+/// past the bf16 steps' LSE bound on some draws.)
 void check_fp8(const Case& c) {
   CAPTURE(c.batch);
   CAPTURE(c.heads_q);
@@ -1362,6 +1369,20 @@ void check_fp8(const Case& c) {
   att::Problem pr = p;
   pr.scale = p.scale * sc.q * sc.k;
   Reference ref = reference(pr, in);
+  std::vector<double> slack(std::size_t(p.batch * p.heads_q * p.seq_q));
+  for (long long b = 0; b < p.batch; ++b)
+    for (long long h = 0; h < p.heads_q; ++h)
+      for (long long i = 0; i < p.seq_q; ++i) {
+        const bf16* q = in.q.at(b, i, h);
+        double most = 0;
+        for (long long j = 0; j < p.seq_kv; ++j) {
+          const bf16* k = in.k.at(b, j, h / (p.heads_q / p.heads_kv));
+          double sum = 0;
+          for (long long c = 0; c < p.head_dim; ++c) sum += std::fabs(val(q[c]) * val(k[c]));
+          most = std::max(most, sum);
+        }
+        slack[std::size_t((b * p.heads_q + h) * p.seq_q + i)] = std::ldexp(most * std::fabs(double(pr.scale)), -9);
+      }
   for (double& o : ref.o) o *= double(sc.v);
   const double atol = 0.07 * in.v.max_abs() * sc.v;
   DeviceBuffer<att::e4m3> dq(codes[0]), dk(codes[1]), dv(codes[2]);
@@ -1375,7 +1396,7 @@ void check_fp8(const Case& c) {
   CHECK(L.guards_intact());
   const auto lse = L.download(0, L.size());
   std::string first;
-  const long long bad = count_bad(p, ref, read_output(p, O, 0), lse.data(), atol, first);
+  const long long bad = count_bad(p, ref, read_output(p, O, 0), lse.data(), atol, first, &slack);
   CHECK_MESSAGE(bad == 0, first);
 }
 #endif

@@ -55,6 +55,7 @@ PROFILES = {
     "attention-ncu": ("attention_ncu.txt", "Nsight", "  "),
     "attention-hopper-ncu": ("attention_hopper_ncu.txt", "Nsight", "  "),
     "attention-cluster": ("attention_cluster.txt", "[step 16", "hd"),
+    "attention-softmax": ("attention_softmax.txt", "[parts", "  no softmax"),
 }
 
 

@@ -58,9 +58,10 @@ struct Turns {
 /// A consumer warpgroup's part of one query tile: n > 0 key tiles, the block's tiles g to g + n - 1,
 /// their products in turns (Q in Qs), the online softmax in r. Turn j issues S_j (j < n) and
 /// P_{j-1} V_{j-1} (j > 0). The ring st is the kit's `WgmmaStages<S>`, or one with its tile, wait
-/// and release (step 16's, whose release reaches both blocks of a cluster).
-template <class S, bool kOverlap, class Stages>
-__device__ __forceinline__ void pingpong_rows(const Stages& st, const bf16* Qs, RowsOf<S>& r,
+/// and release (step 16's, whose release reaches both blocks of a cluster); r is the kit's
+/// `RowsOf<S>`, or one with its softmax (probes/attention_softmax.cu takes parts of it out).
+template <class S, bool kOverlap, class Stages, class Rows>
+__device__ __forceinline__ void pingpong_rows(const Stages& st, const bf16* Qs, Rows& r,
                                               const Problem& p, long long n, int w, long long g) {
   const Turns turns(w, n + 1, S::kConsumers);
   float sc[S::kKeys / 2];

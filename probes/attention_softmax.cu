@@ -1,0 +1,163 @@
+// What the softmax costs step 11 (the Hopper limits page's question): step 11's loop with parts of
+// its online softmax taken out, in alternating rounds in one process, at full attention (no mask),
+// head_dim 128 and 64. The cuts: the tile's row max (after the first tile, P from the running max);
+// the max reduced alongside the exponentials instead of before them (the same instructions, the
+// exponentials not waiting for it: P from the running max, rescaled where the tile moved it); the
+// exponentials (P = the FFMA's argument); both; the whole softmax (P = S). Whether a cut's O equals
+// step 11's bit for bit (the first two change nothing on these inputs: the max never moves past the
+// slack after the first tile) is printed beside it; the others' outputs are meaningless.
+// Built and run by probes/attention_softmax.sh (./cookbook probe attention_softmax).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "attention_11_overlap.cuh"
+#include "cuda_check.hpp"
+#include "device_buffer.hpp"
+
+namespace {
+using namespace smem::attention;
+using smem::test::DeviceBuffer;
+
+enum Cut { kStep11, kNoMax, kMaxAlongside, kNoExp, kNoMaxNoExp, kNoSoftmax, kCuts };
+const char* const kNames[kCuts] = {"step 11", "no max", "max alongside", "no ex2", "no max, no ex2", "no softmax"};
+
+/// Step 11's rows with part of the softmax cut (the probe's problems have no mask and no key past
+/// seq_kv: every tile takes the unmasked path, c = scale log2(e) > 0).
+template <class S, int kCut>
+struct CutRows : RowsOf<S> {
+  using Base = RowsOf<S>;
+  using Base::Base;
+  __device__ __forceinline__ void softmax(float (&sc)[S::kKeys / 2], const Problem& p, long long k0) {
+    const float c = p.scale * 1.44269504088896341f;
+    const bool first = !__all_sync(0xffffffffu, this->m[0] != -INFINITY && this->m[1] != -INFINITY);
+    if (kCut == kStep11 || first) return Base::softmax(sc, p, k0);
+    if constexpr (kCut != kNoSoftmax) cut(sc, c);
+  }
+  __device__ __forceinline__ void cut(float (&sc)[S::kKeys / 2], float c) {
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      float mx = -INFINITY, sum = 0.0f;
+#pragma unroll
+      for (int i = 0; i < S::kKeys / 4; ++i) {
+        float& x = sc[4 * (i / 2) + 2 * hh + i % 2];
+        if (kCut == kMaxAlongside) mx = fmaxf(mx, x);
+        x = fmaf(x, c, -this->m[hh]);
+        if (kCut != kNoExp && kCut != kNoMaxNoExp) x = exp2_approx(x);
+        sum += x;
+      }
+      this->rescale[hh] = 1.0f;
+      if (kCut == kMaxAlongside) {
+#pragma unroll
+        for (int lane = 1; lane <= 2; lane *= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, lane));
+        if (mx * c > this->m[hh] + kMaxSlack) {  // P from the new max: the running max's P times 2^(old - new)
+          const float f = exp2_approx(this->m[hh] - mx * c);
+#pragma unroll
+          for (int i = 0; i < S::kKeys / 4; ++i) sc[4 * (i / 2) + 2 * hh + i % 2] *= f;
+          sum *= f, this->rescale[hh] = f, this->m[hh] = mx * c;
+        }
+      }
+      this->l[hh] = this->l[hh] * this->rescale[hh] + sum;
+    }
+  }
+};
+
+/// Step 11's kernel (step 10's with the overlap) on CutRows.
+template <class S, int kCut>
+__global__ void __launch_bounds__(S::kThreads, 1)
+    cut_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
+               const __grid_constant__ CUtensorMap v_map, Problem p, bf16* O, float* lse) {
+  extern __shared__ unsigned char raw[];
+  __shared__ typename WgmmaStages<S>::Bars bars;
+  const WgmmaStages<S> st(raw, bars);
+  const QueryTile blk = QueryTile::nth(p, blockIdx.x, S::kRows);
+  const long long n = KeyTiles(p, blk.q0, blk.last, S::kKeys).end;
+  if (!start_block<S>(&q_map, &k_map, &v_map, p, blk, n, st)) return;
+  const int w = smem::sm90::warpgroup() - 1;
+  CutRows<S, kCut> r(blk.q0 + 64 * w);
+  if (n > 0) pingpong_rows<S, true>(st, st.q, r, p, n, w, 0);
+  r.store(p, blk, O, lse);
+}
+
+template <int kCut>
+Plan<WgmmaKernel> cut_plan(const Problem& p, const bf16* Q, const bf16* K, const bf16* V, const bf16* O) {
+  return wgmma_grid_plan(cut_kernel<WgmmaShape<64>, kCut>, cut_kernel<WgmmaShape<128>, kCut>, p, Q, K, V, O);
+}
+using PlanOf = Plan<WgmmaKernel> (*)(const Problem&, const bf16*, const bf16*, const bf16*, const bf16*);
+const PlanOf kPlans[kCuts] = {cut_plan<0>, cut_plan<1>, cut_plan<2>, cut_plan<3>, cut_plan<4>, cut_plan<5>};
+
+__global__ void fill_random(bf16* x, long long n, unsigned seed) {
+  for (long long i = blockIdx.x * 256LL + threadIdx.x; i < n; i += 256LL * gridDim.x) {
+    unsigned h = unsigned(i) * 2654435761u ^ seed;
+    h ^= h >> 15, h *= 2246822519u, h ^= h >> 13;
+    x[i] = __float2bfloat16(float(h & 0xffff) / 32768.0f - 1.0f);
+  }
+}
+
+/// The mean time of `reps` launches of f, in ms.
+template <class F>
+float time_ms(F f, int reps) {
+  cudaEvent_t a, b;
+  SMEM_CUDA_CHECK(cudaEventCreate(&a));
+  SMEM_CUDA_CHECK(cudaEventCreate(&b));
+  SMEM_CUDA_CHECK(cudaEventRecord(a));
+  for (int i = 0; i < reps; ++i) SMEM_CUDA_CHECK(f());
+  SMEM_CUDA_CHECK(cudaEventRecord(b));
+  SMEM_CUDA_CHECK(cudaEventSynchronize(b));
+  float ms = 0;
+  SMEM_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+  SMEM_CUDA_CHECK(cudaEventDestroy(a));
+  SMEM_CUDA_CHECK(cudaEventDestroy(b));
+  return ms / reps;
+}
+
+void measure(int d, int batch, int heads, int n) {
+  Problem p;
+  p.batch = batch, p.heads_q = p.heads_kv = heads, p.seq_q = p.seq_kv = n, p.head_dim = d;
+  p.scale = 1.0f / std::sqrt(float(d));
+  p.q = p.k = p.v = p.o = bshd(n, heads, d);
+  const std::size_t elems = std::size_t(batch) * n * heads * d, rows = std::size_t(batch) * heads * n;
+  DeviceBuffer<bf16> Q(elems), K(elems), V(elems), O(elems), O0(elems);
+  DeviceBuffer<float> L(rows), L0(rows);
+  fill_random<<<1024, 256>>>(Q.get(), (long long)elems, 1);
+  fill_random<<<1024, 256>>>(K.get(), (long long)elems, 2);
+  fill_random<<<1024, 256>>>(V.get(), (long long)elems, 3);
+  auto run = [&](int cut, bf16* o, float* l) { return wgmma_launch(kPlans[cut], p, Q.get(), K.get(), V.get(), o, l, nullptr); };
+  SMEM_CUDA_CHECK(run(kStep11, O0.get(), L0.get()));
+  const std::vector<bf16> o0 = O0.download();
+  const std::vector<float> l0 = L0.download();
+  bool same[kCuts];
+  for (int cut = 0; cut < kCuts; ++cut) {
+    O.poison();
+    SMEM_CUDA_CHECK(run(cut, O.get(), L.get()));
+    const std::vector<bf16> o = O.download();
+    const std::vector<float> l = L.download();
+    same[cut] = std::memcmp(o.data(), o0.data(), elems * sizeof(bf16)) == 0 &&
+                std::memcmp(l.data(), l0.data(), rows * sizeof(float)) == 0;
+  }
+  const double flop = 4.0 * batch * heads * double(n) * n * d;
+  const int reps = int(std::max(2.0, 4e13 / flop));
+  std::vector<double> rate[kCuts];
+  for (int round = 0; round < 5; ++round)
+    for (int cut = 0; cut < kCuts; ++cut)
+      rate[cut].push_back(flop / time_ms([&] { return run(cut, O.get(), L.get()); }, reps) * 1e-9);
+  std::printf("hd%d/full/%dx%dx%dx%dx%d\n", d, batch, heads, heads, n, n);
+  for (int cut = 0; cut < kCuts; ++cut) {
+    std::sort(rate[cut].begin(), rate[cut].end());
+    std::printf("  %-15s %6.1f TFLOP/s  %.3f of step 11  O and LSE as step 11's: %s\n", kNames[cut], rate[cut][2],
+                rate[cut][2] / rate[kStep11][2], same[cut] ? "yes" : "no");
+  }
+}
+}  // namespace
+
+int main() {
+  std::printf("[parts of the softmax cut from step 11's loop, median of 5 alternating rounds]\n");
+  measure(128, 4, 16, 4096);
+  measure(128, 2, 16, 8192);
+  measure(128, 1, 16, 16384);
+  measure(64, 4, 32, 4096);
+  measure(64, 2, 32, 8192);
+  return 0;
+}
