@@ -56,6 +56,7 @@ PROFILES = {
     "attention-hopper-ncu": ("attention_hopper_ncu.txt", "Nsight", "  "),
     "attention-cluster": ("attention_cluster.txt", "[step 16", "hd"),
     "attention-softmax": ("attention_softmax.txt", "[parts", "  no softmax"),
+    "attention-tune-hopper": ("attention_tune_hopper.log", "TFLOP/s", "  "),
 }
 
 

@@ -69,7 +69,7 @@
   X(15, hopper_heuristic, "attention_15_hopper_tuned.cuh",                                              \
     "Step 12's kernel for the causal mask, step 11's otherwise, with the kit's block for the head_dim.") \
   X(15, hopper_tuned, "attention_15_hopper_tuned.cuh",                                                  \
-    "Step 11's or 12's kernel, consumer warpgroups, stages and key tile as ./cookbook tune attention measured fastest on this GPU.") \
+    "Step 11's or 12's kernel, its consumers, stages and key tile as ./cookbook tune attention measured fastest here.") \
   X(16, cluster, "attention_16_cluster.cuh",                                                            \
     "Clusters of two: two query tiles of a head, each block loading half of every K and V tile into both (TMA multicast).")
 #else

@@ -211,12 +211,14 @@ __device__ __forceinline__ void wgmma_pv(float (&d)[D / 2], const unsigned (&a)[
 /// O += P V over the kKeys keys of Vs: kKeys / 16 wgmma, P's k16 slice kb from pa[kb], the
 /// descriptors as in issue_scores. Issued and committed as one group, not waited for.
 template <class S>
-__device__ __forceinline__ void issue_pv(float (&o)[S::kD / 2], const unsigned (&pa)[S::kKeys / 16][4], const bf16* Vs) {
+__device__ __forceinline__ void issue_pv(float (&o)[S::kD / 2], const unsigned (&pa)[S::kKeys / 16][4],
+                                         const bf16* Vs) {
   using Tile = typename S::Tile;
   const std::uint64_t dv = Tile::template desc<true>(Vs);  // keys 16 kb on: offset(16 kb, 0) further
   sm90::wgmma_fence();
 #pragma unroll
-  for (int kb = 0; kb < S::kKeys / 16; ++kb) wgmma_pv<S::kD>(o, pa[kb], dv + unsigned(Tile::offset(16 * kb, 0) * int(sizeof(bf16)) / 16));
+  for (int kb = 0; kb < S::kKeys / 16; ++kb)
+    wgmma_pv<S::kD>(o, pa[kb], dv + unsigned(Tile::offset(16 * kb, 0) * int(sizeof(bf16)) / 16));
   sm90::wgmma_commit();
 }
 //! [wgmma]
