@@ -162,8 +162,8 @@ void measure(int d, int batch, int heads, int n) {
     for (int cut = 0; cut < kCuts; ++cut)
       rate[cut].push_back(flop / time_ms([&] { return run(cut, O.get(), L.get()); }, reps) * 1e-9);
   std::printf("hd%d/full/%dx%dx%dx%dx%d\n", d, batch, heads, heads, n, n);
+  for (auto& r : rate) std::sort(r.begin(), r.end());
   for (int cut = 0; cut < kCuts; ++cut) {
-    std::sort(rate[cut].begin(), rate[cut].end());
     std::printf("  %-15s %6.1f TFLOP/s  %.3f of step 11  %.3f of max alongside  O and LSE as step 11's: %s\n",
                 kNames[cut], rate[cut][2], rate[cut][2] / rate[kStep11][2], rate[cut][2] / rate[kMaxAlongside][2],
                 same[cut] ? "yes" : "no");
