@@ -13,35 +13,13 @@
 #include "attention_16_cluster.cuh"
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
+#include "probe_timing.cuh"
 
 namespace {
 using namespace smem::attention;
 using smem::test::DeviceBuffer;
-
-__global__ void fill_random(bf16* x, long long n, unsigned seed) {
-  for (long long i = blockIdx.x * 256LL + threadIdx.x; i < n; i += 256LL * gridDim.x) {
-    unsigned h = unsigned(i) * 2654435761u ^ seed;
-    h ^= h >> 15, h *= 2246822519u, h ^= h >> 13;
-    x[i] = __float2bfloat16(float(h & 0xffff) / 32768.0f - 1.0f);
-  }
-}
-
-/// The mean time of `reps` launches of f, in ms.
-template <class F>
-float time_ms(F f, int reps) {
-  cudaEvent_t a, b;
-  SMEM_CUDA_CHECK(cudaEventCreate(&a));
-  SMEM_CUDA_CHECK(cudaEventCreate(&b));
-  SMEM_CUDA_CHECK(cudaEventRecord(a));
-  for (int i = 0; i < reps; ++i) SMEM_CUDA_CHECK(f());
-  SMEM_CUDA_CHECK(cudaEventRecord(b));
-  SMEM_CUDA_CHECK(cudaEventSynchronize(b));
-  float ms = 0;
-  SMEM_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-  SMEM_CUDA_CHECK(cudaEventDestroy(a));
-  SMEM_CUDA_CHECK(cudaEventDestroy(b));
-  return ms / reps;
-}
+using smem::test::fill_random;
+using smem::test::time_ms;
 
 void measure(int d, bool causal, int batch, int heads, int n) {
   Problem p;

@@ -18,10 +18,13 @@
 #include "attention_11_overlap.cuh"
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
+#include "probe_timing.cuh"
 
 namespace {
 using namespace smem::attention;
 using smem::test::DeviceBuffer;
+using smem::test::fill_random;
+using smem::test::time_ms;
 
 enum Cut { kStep11, kMaxAlongside, kNoMax, kFmaQuarter, kNoExp, kNoMaxNoExp, kNoSoftmax, kCuts };
 const char* const kNames[kCuts] = {"step 11",        "max alongside",  "no max",    "ex2 1/4 on FMA",
@@ -36,8 +39,8 @@ __device__ __forceinline__ float exp2_fma(float x) {
   return __int_as_float(__float_as_int(p) + (__float_as_int(t) << 23));
 }
 
-/// Step 11's rows with part of the softmax cut (the probe's problems have no mask and no key past
-/// seq_kv: every tile takes the unmasked path, c = scale log2(e) > 0).
+/// Step 11's rows with part of the softmax changed, for step 11's kernel (the probe's problems have
+/// no mask and no key past seq_kv: every tile takes the unmasked path, c = scale log2(e) > 0).
 template <class S, int kCut>
 struct CutRows : RowsOf<S> {
   using Base = RowsOf<S>;
@@ -79,55 +82,16 @@ struct CutRows : RowsOf<S> {
   }
 };
 
-/// Step 11's kernel (step 10's with the overlap) on CutRows.
-template <class S, int kCut>
-__global__ void __launch_bounds__(S::kThreads, 1)
-    cut_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
-               const __grid_constant__ CUtensorMap v_map, Problem p, bf16* O, float* lse) {
-  extern __shared__ unsigned char raw[];
-  __shared__ typename WgmmaStages<S>::Bars bars;
-  const WgmmaStages<S> st(raw, bars);
-  const QueryTile blk = QueryTile::nth(p, blockIdx.x, S::kRows);
-  const long long n = KeyTiles(p, blk.q0, blk.last, S::kKeys).end;
-  if (!start_block<S>(&q_map, &k_map, &v_map, p, blk, n, st)) return;
-  const int w = smem::sm90::warpgroup() - 1;
-  CutRows<S, kCut> r(blk.q0 + 64 * w);
-  if (n > 0) pingpong_rows<S, true>(st, st.q, r, p, n, w, 0);
-  r.store(p, blk, O, lse);
-}
-
 template <int kCut>
 Plan<WgmmaKernel> cut_plan(const Problem& p, const bf16* Q, const bf16* K, const bf16* V, const bf16* O) {
-  return wgmma_grid_plan(cut_kernel<WgmmaShape<64>, kCut>, cut_kernel<WgmmaShape<128>, kCut>, p, Q, K, V, O);
+  using S64 = WgmmaShape<64>;
+  using S128 = WgmmaShape<128>;
+  return wgmma_grid_plan(pingpong_kernel<S64, true, CutRows<S64, kCut>>,
+                         pingpong_kernel<S128, true, CutRows<S128, kCut>>, p, Q, K, V, O);
 }
 using PlanOf = Plan<WgmmaKernel> (*)(const Problem&, const bf16*, const bf16*, const bf16*, const bf16*);
 const PlanOf kPlans[kCuts] = {cut_plan<0>, cut_plan<1>, cut_plan<2>, cut_plan<3>,
                                cut_plan<4>, cut_plan<5>, cut_plan<6>};
-
-__global__ void fill_random(bf16* x, long long n, unsigned seed) {
-  for (long long i = blockIdx.x * 256LL + threadIdx.x; i < n; i += 256LL * gridDim.x) {
-    unsigned h = unsigned(i) * 2654435761u ^ seed;
-    h ^= h >> 15, h *= 2246822519u, h ^= h >> 13;
-    x[i] = __float2bfloat16(float(h & 0xffff) / 32768.0f - 1.0f);
-  }
-}
-
-/// The mean time of `reps` launches of f, in ms.
-template <class F>
-float time_ms(F f, int reps) {
-  cudaEvent_t a, b;
-  SMEM_CUDA_CHECK(cudaEventCreate(&a));
-  SMEM_CUDA_CHECK(cudaEventCreate(&b));
-  SMEM_CUDA_CHECK(cudaEventRecord(a));
-  for (int i = 0; i < reps; ++i) SMEM_CUDA_CHECK(f());
-  SMEM_CUDA_CHECK(cudaEventRecord(b));
-  SMEM_CUDA_CHECK(cudaEventSynchronize(b));
-  float ms = 0;
-  SMEM_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-  SMEM_CUDA_CHECK(cudaEventDestroy(a));
-  SMEM_CUDA_CHECK(cudaEventDestroy(b));
-  return ms / reps;
-}
 
 void measure(int d, int batch, int heads, int n) {
   Problem p;

@@ -59,7 +59,7 @@ struct Turns {
 /// their products in turns (Q in Qs), the online softmax in r. Turn j issues S_j (j < n) and
 /// P_{j-1} V_{j-1} (j > 0). The ring st is the kit's `WgmmaStages<S>`, or one with its tile, wait
 /// and release (step 16's, whose release reaches both blocks of a cluster); r is the kit's
-/// `RowsOf<S>`, or one with its softmax (probes/attention_softmax.cu takes parts of it out).
+/// `RowsOf<S>`, or one with its own softmax.
 template <class S, bool kOverlap, class Stages, class Rows>
 __device__ __forceinline__ void pingpong_rows(const Stages& st, const bf16* Qs, Rows& r,
                                               const Problem& p, long long n, int w, long long g) {
@@ -104,7 +104,7 @@ __device__ __forceinline__ void pingpong_rows(const Stages& st, const bf16* Qs, 
 //! [pingpong rows]
 
 //! [pingpong kernel]
-template <class S, bool kOverlap>
+template <class S, bool kOverlap, class Rows = RowsOf<S>>  // Rows: probes/attention_softmax.cu's cuts
 __global__ void __launch_bounds__(S::kThreads, 1)
     pingpong_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
                     const __grid_constant__ CUtensorMap v_map, Problem p, bf16* O, float* lse) {
@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   const long long n = KeyTiles(p, blk.q0, blk.last, S::kKeys).end;
   if (!start_block<S>(&q_map, &k_map, &v_map, p, blk, n, st)) return;
   const int w = sm90::warpgroup() - 1;
-  RowsOf<S> r(blk.q0 + 64 * w);
+  Rows r(blk.q0 + 64 * w);
   if (n > 0) pingpong_rows<S, kOverlap>(st, st.q, r, p, n, w, 0);
   r.store(p, blk, O, lse);
 #endif
