@@ -9,12 +9,11 @@
 /// hide one's softmax under the others' products depends on how fast the tensor pipe runs against
 /// the exponential pipe at the clock the GPU holds under load; how many stages keep the products
 /// fed depends on the memory's latency and bandwidth per SM; whether tiles of 176 keys instead of
-/// 128 (FlashAttention-3's choice at head_dim 128 without the mask: the fixed cost of a tile, its
-/// row maxima, shuffles, barriers and turns, spread over more keys, for 50% more accumulator
-/// registers and a last tile that reaches further past seq_kv) pay depends on the clock the
-/// longer turns leave and on N; and whether one block per SM walking
-/// a list of tiles (step 12) beats a grid of short blocks (step 11) depends on the SM count, the
-/// work per tile and the mask. So the step keeps a table, as step 8 does: keyed by what decides
+/// 128 pay (FlashAttention-3's choice at head_dim 128 without the mask: a tile's fixed costs, its
+/// row maxima, shuffles, barriers and turns, spread over more keys, for 50% more score registers
+/// and a last tile that reaches further past seq_kv) depends on N and on the GPU; and whether one
+/// block per SM walking a list of tiles (step 12) beats a grid of short blocks (step 11) depends on
+/// the SM count, the work per tile and the mask. So the step keeps a table, as step 8 does: keyed by what decides
 /// the choice (compute capability, SMs, shared memory and registers per SM), one entry per
 /// head_dim and mask, written by `./cookbook tune attention` from the benchmark's candidates. On a
 /// GPU the table does not know, the heuristic takes the kit's block, step 12's kernel for the
@@ -73,6 +72,7 @@ struct HopperBlock {
   unsigned keys;
 };
 
+/// The block of hopper_plan_with's parameters.
 template <int D, int C, int STAGES, int PERSISTENT, int KEYS>
 constexpr HopperBlock hopper_block_with() {
   return {hopper_plan_with<D, C, STAGES, PERSISTENT, KEYS>, KEYS};
@@ -110,6 +110,7 @@ inline cudaError_t hopper_launch(HopperBlock (*block_of)(const Problem&), const 
   return wgmma_launch(b.plan, p, Q, K, V, O, lse, stream, b.keys);
 }
 
+/// The plans the two launchers launch (the benchmark reads their kernels' attributes).
 inline Plan<WgmmaKernel> hopper_tuned_plan(const Problem& p, const bf16* Q = nullptr, const bf16* K = nullptr,
                                            const bf16* V = nullptr, const bf16* O = nullptr) {
   return hopper_tuned_block(p).plan(p, Q, K, V, O);
