@@ -10,14 +10,15 @@
 /// the exponential pipe at the clock the GPU holds under load; how many stages keep the products
 /// fed depends on the memory's latency and bandwidth per SM; whether tiles of 176 keys instead of
 /// 128 pay (FlashAttention-3's choice at head_dim 128 without the mask: a tile's fixed costs, its
-/// row maxima, shuffles, barriers and turns, spread over more keys, for 50% more score registers
-/// and a last tile that reaches further past seq_kv) depends on N and on the GPU; and whether one
-/// block per SM walking a list of tiles (step 12) beats a grid of short blocks (step 11) depends on
-/// the SM count, the work per tile and the mask. So the step keeps a table, as step 8 does: keyed by what decides
-/// the choice (compute capability, SMs, shared memory and registers per SM), one entry per
-/// head_dim and mask, written by `./cookbook tune attention` from the benchmark's candidates. On a
-/// GPU the table does not know, the heuristic takes the kit's block, step 12's kernel for the
-/// causal mask (its pairs of tiles even out the causal work) and step 11's otherwise.
+/// row maxima, shuffles, barriers and turns, spread over more keys, for 88 score registers a
+/// thread instead of 64 and a last tile that reaches further past seq_kv) depends on N and on the
+/// GPU; and whether one block per SM walking a list of tiles (step 12) beats a grid of short blocks
+/// (step 11) depends on the SM count, the work per tile and the mask. So the step keeps a table, as
+/// step 8 does: keyed by what decides the choice (compute capability, SMs, shared memory and
+/// registers per SM), one entry per head_dim and mask, written by `./cookbook tune attention` from
+/// the benchmark's candidates. On a GPU the table does not know, the heuristic takes the kit's
+/// block, step 12's kernel for the causal mask (its pairs of tiles even out the causal work) and
+/// step 11's otherwise.
 ///
 /// Both kernels are the earlier steps' own, instantiated with the table's shape: this step adds no
 /// device code. It reads the GPU's key at every call (five attribute queries, no synchronization),
