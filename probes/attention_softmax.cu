@@ -1,13 +1,14 @@
-// What the softmax costs step 11 (the Hopper limits page's question): step 11's loop with parts of
+// What the softmax costs step 11 (the Hopper softmax page's question): step 11's loop with parts of
 // its online softmax changed, in alternating rounds in one process, at full attention (no mask),
-// head_dim 128 and 64. After the first tile (which sets the running max, as step 11 does): the max
-// reduced alongside the exponentials instead of before them (the same instructions, the
-// exponentials not waiting for it: P from the running max, rescaled where the tile moved it past
-// the slack), and from there, one change each: no max (P from the running max); a quarter of the
-// exponentials on the FMA pipe (a degree-3 polynomial); no exponentials (P = the FFMA's argument);
-// neither; no softmax at all (P = S). Whether a variant's O equals step 11's bit for bit (those
-// with the max or without it and with ex2 change nothing on these inputs: the max never moves past
-// the slack after the first tile) is printed beside it; without ex2 the outputs are meaningless.
+// head_dim 128 and 64. After the first tile (which sets the running max): the max taken first on
+// every tile (the kit's softmax_exact, the softmax before the kit checked the max through the
+// sum); the max reduced alongside the exponentials (the same instructions, the exponentials not
+// waiting for it: P from the running max, rescaled where the tile moved it past the slack); step
+// 11 (no max, the sum checked); and from step 11, one change each: a quarter of the exponentials on
+// the FMA pipe (a degree-3 polynomial); no exponentials (P = the FFMA's argument); no softmax at
+// all (P = S). Whether a variant's O equals step 11's bit for bit (those with ex2 change nothing on
+// these inputs: the max never moves past the slack after the first tile) is printed beside it;
+// without ex2 the outputs are meaningless.
 // Built and run by probes/attention_softmax.sh (./cookbook probe attention_softmax).
 #include <algorithm>
 #include <cmath>
@@ -26,9 +27,8 @@ using smem::test::DeviceBuffer;
 using smem::test::fill_random;
 using smem::test::time_ms;
 
-enum Cut { kStep11, kMaxAlongside, kNoMax, kFmaQuarter, kNoExp, kNoMaxNoExp, kNoSoftmax, kCuts };
-const char* const kNames[kCuts] = {"step 11",        "max alongside",  "no max",    "ex2 1/4 on FMA",
-                                   "no ex2",         "no max, no ex2", "no softmax"};
+enum Cut { kMaxFirst, kMaxAlongside, kStep11, kFmaQuarter, kNoExp, kNoSoftmax, kCuts };
+const char* const kNames[kCuts] = {"max first", "max alongside", "step 11", "ex2 1/4 on FMA", "no ex2", "no softmax"};
 
 /// 2^x on the FMA pipe: x = j + f (j = round(x), |f| <= 1/2), 2^f by a degree-3 polynomial, j
 /// added into the exponent's bits (x clamped at -127; NaN stays NaN).
@@ -45,11 +45,15 @@ template <class S, int kCut>
 struct CutRows : RowsOf<S> {
   using Base = RowsOf<S>;
   using Base::Base;
-  __device__ __forceinline__ void softmax(float (&sc)[S::kKeys / 2], const Problem& p, long long k0) {
-    const float c = p.scale * 1.44269504088896341f;
+  __device__ __forceinline__ bool softmax(float (&sc)[S::kKeys / 2], const Problem& p, long long k0) {
+    if (kCut == kStep11) return Base::softmax(sc, p, k0);
     const bool first = !__all_sync(0xffffffffu, this->m[0] != -INFINITY && this->m[1] != -INFINITY);
-    if (kCut == kStep11 || first) return Base::softmax(sc, p, k0);
-    if constexpr (kCut != kNoSoftmax) cut(sc, c);
+    if (kCut == kMaxFirst || first) {
+      Base::softmax_exact(sc, p, k0);
+    } else if constexpr (kCut != kNoSoftmax) {
+      cut(sc, p.scale * 1.44269504088896341f);
+    }
+    return true;
   }
   __device__ __forceinline__ void cut(float (&sc)[S::kKeys / 2], float c) {
 #pragma unroll
@@ -58,16 +62,16 @@ struct CutRows : RowsOf<S> {
 #pragma unroll
       for (int i = 0; i < S::kKeys / 4; ++i) {
         float& x = sc[4 * (i / 2) + 2 * hh + i % 2];
-        if (kCut != kNoMax && kCut != kNoMaxNoExp) mx = fmaxf(mx, x);
+        if (kCut == kMaxAlongside) mx = fmaxf(mx, x);
         x = fmaf(x, c, -this->m[hh]);
         if (kCut == kFmaQuarter && i % 4 == 3)
           x = exp2_fma(x);
-        else if (kCut != kNoExp && kCut != kNoMaxNoExp)
+        else if (kCut != kNoExp)
           x = exp2_approx(x);
         sum += x;
       }
       this->rescale[hh] = 1.0f;
-      if (kCut != kNoMax && kCut != kNoMaxNoExp) {
+      if (kCut == kMaxAlongside) {
 #pragma unroll
         for (int lane = 1; lane <= 2; lane *= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, lane));
         if (mx * c > this->m[hh] + kMaxSlack) {  // P from the new max: the running max's P times 2^(old - new)
@@ -90,8 +94,7 @@ Plan<WgmmaKernel> cut_plan(const Problem& p, const bf16* Q, const bf16* K, const
                          pingpong_kernel<S128, true, CutRows<S128, kCut>>, p, Q, K, V, O);
 }
 using PlanOf = Plan<WgmmaKernel> (*)(const Problem&, const bf16*, const bf16*, const bf16*, const bf16*);
-const PlanOf kPlans[kCuts] = {cut_plan<0>, cut_plan<1>, cut_plan<2>, cut_plan<3>,
-                               cut_plan<4>, cut_plan<5>, cut_plan<6>};
+const PlanOf kPlans[kCuts] = {cut_plan<0>, cut_plan<1>, cut_plan<2>, cut_plan<3>, cut_plan<4>, cut_plan<5>};
 
 void measure(int d, int batch, int heads, int n) {
   Problem p;
@@ -128,8 +131,8 @@ void measure(int d, int batch, int heads, int n) {
   std::printf("hd%d/full/%dx%dx%dx%dx%d\n", d, batch, heads, heads, n, n);
   for (auto& r : rate) std::sort(r.begin(), r.end());
   for (int cut = 0; cut < kCuts; ++cut) {
-    std::printf("  %-15s %6.1f TFLOP/s  %.3f of step 11  %.3f of max alongside  O and LSE as step 11's: %s\n",
-                kNames[cut], rate[cut][2], rate[cut][2] / rate[kStep11][2], rate[cut][2] / rate[kMaxAlongside][2],
+    std::printf("  %-15s %6.1f TFLOP/s  %.3f of step 11  %.3f of max first  O and LSE as step 11's: %s\n",
+                kNames[cut], rate[cut][2], rate[cut][2] / rate[kStep11][2], rate[cut][2] / rate[kMaxFirst][2],
                 same[cut] ? "yes" : "no");
   }
 }

@@ -62,8 +62,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     issue_scores<S>(sc, st.q, st.tile(j, 0), w);
     sm90::wgmma_wait<0>();
     sm90::fence_acc(sc);
+    tile_softmax<S>(r, sc, st.q, st.tile(j, 0), w, p, j * S::kKeys);
     st.release(j, 0, r.t);
-    r.softmax(sc, p, j * S::kKeys);
     r.rescale_o();
     r.pack(sc, pa);
     st.wait(j, 1);

@@ -72,8 +72,8 @@ __device__ __forceinline__ void pingpong_rows(const Stages& st, const bf16* Qs, 
   turns.done(0);
   sm90::wgmma_wait<0>();
   sm90::fence_acc(sc);
+  tile_softmax<S>(r, sc, Qs, st.tile(g, 0), w, p, 0);
   st.release(g, 0, r.t);
-  r.softmax(sc, p, 0);
   r.pack(sc, pa);
   for (long long j = 1; j < n; ++j) {
     st.wait(g + j, 0);
@@ -85,8 +85,8 @@ __device__ __forceinline__ void pingpong_rows(const Stages& st, const bf16* Qs, 
     turns.done(j);
     sm90::wgmma_wait<kOverlap ? 1 : 0>();  // S_j done (and, without the overlap, P_{j-1} V_{j-1})
     sm90::fence_acc(sc);
+    tile_softmax<S>(r, sc, Qs, st.tile(g + j, 0), w, p, j * S::kKeys);
     st.release(g + j, 0, r.t);
-    r.softmax(sc, p, j * S::kKeys);
     sm90::wgmma_wait<0>();
     sm90::fence_acc(r.o);
     st.release(g + j - 1, 1, r.t);

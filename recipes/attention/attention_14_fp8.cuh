@@ -260,7 +260,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
     sm90::wgmma_wait<0>();
     sm90::fence_acc(sc);
     release(&bar.k_empty[0]);
-    r.softmax(sc, ps, 0);
+    r.softmax_exact(sc, ps, 0);
     fp8_pack(sc, pa);
     for (long long j = 1; j < n; ++j) {
       const int s = int(j % S::kStages), prev = int((j - 1) % S::kStages);
@@ -274,7 +274,7 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       sm90::wgmma_wait<1>();  // S_j done; P_{j-1} V_{j-1} runs on under the softmax
       sm90::fence_acc(sc);
       release(&bar.k_empty[s]);
-      r.softmax(sc, ps, j * S::kKeys);
+      r.softmax_exact(sc, ps, j * S::kKeys);
       sm90::wgmma_wait<0>();  // P_{j-1}'s registers and the output are free
       sm90::fence_acc(r.o);
       release(&bar.vt_empty[prev]);

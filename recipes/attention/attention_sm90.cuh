@@ -223,6 +223,17 @@ __device__ __forceinline__ void issue_pv(float (&o)[S::kD / 2], const unsigned (
 }
 //! [wgmma]
 
+/// Whether pred holds for any thread of this thread's warpgroup (bar.red on named barrier 4 + its
+/// index, past ping-pong's 1 to 3). Every thread of the warpgroup calls it.
+__device__ __forceinline__ bool warpgroup_any(bool pred) {
+  int any;
+  asm volatile("{\n.reg .pred p;\nsetp.ne.s32 p, %1, 0;\nbar.red.or.pred p, %2, 128, p;\nselp.s32 %0, 1, 0, p;\n}\n"
+               : "=r"(any)
+               : "r"(int(pred)), "r"(4 + sm90::warpgroup())
+               : "memory");
+  return any != 0;
+}
+
 //! [rows]
 /// A consumer warpgroup's 64 query rows, from r0: this thread holds rows row[0] and row[1] (acc_row), their
 /// output o (the accumulators of an m64nD wgmma), running max m and sum l (of this thread's columns; the row's
@@ -238,18 +249,18 @@ struct WgmmaRows {
     for (int hh = 0; hh < 2; ++hh) row[hh] = r0 + sm90::acc_row(t, hh);
   }
 
-  /// The online softmax of the scores of keys k0 to k0 + KEYS - 1 in sc: scaled to base 2 (by c), keys
-  /// past seq_kv (and, with the mask, past the row's diagonal) at -inf, the running max and sum
-  /// updated, sc replaced by P = 2^(c x - max), and rescale[] set to the factor the output owes the
-  /// new max. Only a tile that reaches past seq_kv or the diagonal is masked, scaled first (then by
-  /// 1); the others take the scale inside the exponent's FFMA, and their row extreme on the raw
-  /// scores: the max, or the min for a negative scale (the max of c x).
-  __device__ __forceinline__ void softmax(float (&sc)[KEYS / 2], const Problem& p, long long k0) {
+  /// The online softmax of the scores of keys k0 to k0 + KEYS - 1 in sc, the max taken first: scaled
+  /// to base 2 (by c), keys past seq_kv (and, with the mask, past the row's diagonal) at -inf, the
+  /// running max and sum updated, sc replaced by P = 2^(c x - max), and rescale[] set to the factor
+  /// the output owes the new max. Only a tile that reaches past seq_kv or the diagonal is masked,
+  /// scaled first (then by 1); the others take the scale inside the exponent's FFMA, and their row
+  /// extreme on the raw scores: the max, or the min for a negative scale (the max of c x).
+  __device__ __forceinline__ void softmax_exact(float (&sc)[KEYS / 2], const Problem& p, long long k0) {
     float c = p.scale * 1.44269504088896341f;  // exp(x) = 2^(x log2(e))
-    const long long shift = p.seq_kv - p.seq_q;  // row i sees keys up to i + shift (causal)
-    if (k0 + KEYS > p.seq_kv || (p.causal && k0 + KEYS - 1 > r0 + shift)) {
+    if (masked(p, k0)) {
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
+        const long long shift = p.seq_kv - p.seq_q;  // row i sees keys up to i + shift (causal)
         long long end = p.causal && row[hh] + shift + 1 < p.seq_kv ? row[hh] + shift + 1 : p.seq_kv;
         end -= k0;
         const int cut = end < 0 ? 0 : end < KEYS ? int(end) : KEYS;  // the row sees the columns below cut
@@ -268,6 +279,41 @@ struct WgmmaRows {
     else
       update<false>(sc, c);
   }
+
+  /// The online softmax without the max: after the first tile, an unmasked tile's P is 2^(c x - M)
+  /// from the running max M straight away, with no row max to wait for. A row's sum bounds each
+  /// of its P, so while every sum stays within 2^(kSlack + kPBits) no score passed M by more than
+  /// the slack, M stays, and P, l and rescale[] are softmax_exact's bit for bit: one FMNMX a score
+  /// and two shuffles a row fewer. Returns false, nothing updated and sc spent, when a sum of the
+  /// warpgroup passes the bound or overflows (a row without a max yet: +inf); the caller computes
+  /// S again for softmax_exact (tile_softmax). Called by the whole warpgroup (it votes).
+  __device__ __forceinline__ bool softmax(float (&sc)[KEYS / 2], const Problem& p, long long k0) {
+    if (k0 == 0 || masked(p, k0)) {
+      softmax_exact(sc, p, k0);
+      return true;
+    }
+    const float c = p.scale * 1.44269504088896341f;
+    float sum[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh)
+#pragma unroll
+      for (int i = 0; i < KEYS / 4; ++i) {
+        float& x = sc[4 * (i / 2) + 2 * hh + i % 2];
+        x = exp2_approx(fmaf(x, c, kPBits - m[hh]));
+        sum[hh] += x;
+      }
+    constexpr float kBound = float(1 << (kSlack + kPBits));
+    if (warpgroup_any(sum[0] > kBound || sum[1] > kBound)) return false;  // a NaN row passes: it stays NaN
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) l[hh] += sum[hh], rescale[hh] = 1.0f;
+    return true;
+  }
+
+  /// Whether tile k0 reaches past seq_kv or, with the mask, past a row's diagonal.
+  __device__ __forceinline__ bool masked(const Problem& p, long long k0) const {
+    return k0 + KEYS > p.seq_kv || (p.causal && k0 + KEYS - 1 > r0 + p.seq_kv - p.seq_q);
+  }
+
   /// softmax's update of the running max and sum from scores c x (kMin: c < 0, the extreme is the min).
   template <bool kMin>
   __device__ __forceinline__ void update(float (&sc)[KEYS / 2], float c) {
@@ -341,6 +387,19 @@ struct WgmmaRows {
 /// The rows of shape S's consumer warpgroups: tiles of S::kKeys keys.
 template <class S>
 using RowsOf = WgmmaRows<S::kD, kMaxSlack, 0, S::kKeys>;
+
+/// Tile k0's softmax in r, S (sc) done from Q (Qs) and the tile's K (Ks) by warpgroup w: without the
+/// max (Rows::softmax), and where that fails, S again from Ks, which must still be resident, and
+/// the max first. The second S waits for every product in flight.
+template <class S, class Rows>
+__device__ __forceinline__ void tile_softmax(Rows& r, float (&sc)[S::kKeys / 2], const bf16* Qs, const bf16* Ks,
+                                             int w, const Problem& p, long long k0) {
+  if (r.softmax(sc, p, k0)) return;
+  issue_scores<S>(sc, Qs, Ks, w);
+  sm90::wgmma_wait<0>();
+  sm90::fence_acc(sc);
+  r.softmax_exact(sc, p, k0);
+}
 
 /// A Hopper kernel's roles: thread 0 initializes the ring's barriers and the block synchronizes
 /// (with kCluster, the cluster: a block's barriers must exist before another block's copies and
