@@ -241,7 +241,8 @@ __global__ void __launch_bounds__(S::kThreads, 1)
   }
   sm90::regs_up<S::kConsumerRegs>();
   const int w = sm90::warpgroup() - 1, t = int(threadIdx.x % 128);  // consumer warpgroup w: rows q0 + 64 w on
-  WgmmaRows<S::kD, 1, 7> r(blk.q0 + 64 * w);  // P x 2^7 <= 256
+  WgmmaRows<S::kD, 1, 7> r(blk.q0 + 64 * w);  // P x 2^7 <= 256; the max first on every tile (softmax_exact):
+  // with a slack of 1, a row's sum passes the bound of the kit's softmax without the max on most tiles
   Problem ps = p;  // the softmax sees scale Q K^T in the e4m3 values' units
   ps.scale = p.scale * scales.q * scales.k;
   if (n > 0) {  // step 11's turns: turn j issues S_j (j < n) and P_{j-1} V_{j-1} (j > 0)
