@@ -280,7 +280,7 @@ struct WgmmaRows {
       update<false>(sc, c);
   }
 
-  /// The online softmax without the max: after the first tile, an unmasked tile's P is 2^(c x - M)
+  /// The online softmax without the max: after the first tile (k0 0), an unmasked tile's P is 2^(c x - M)
   /// from the running max M straight away, with no row max to wait for. A row's sum bounds each
   /// of its P, so while every sum stays within 2^(kSlack + kPBits) no score passed M by more than
   /// the slack, M stays, and P, l and rescale[] are softmax_exact's bit for bit: one FMNMX a score
@@ -314,7 +314,7 @@ struct WgmmaRows {
     return k0 + KEYS > p.seq_kv || (p.causal && k0 + KEYS - 1 > r0 + p.seq_kv - p.seq_q);
   }
 
-  /// softmax's update of the running max and sum from scores c x (kMin: c < 0, the extreme is the min).
+  /// softmax_exact's update of the running max and sum from scores c x (kMin: c < 0, the extreme is the min).
   template <bool kMin>
   __device__ __forceinline__ void update(float (&sc)[KEYS / 2], float c) {
 #pragma unroll
